@@ -1,0 +1,116 @@
+#include "server/flags.h"
+
+#include <functional>
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace leasehold::server {
+namespace {
+
+struct FlagSpec {
+  std::string help;
+  std::function<bool(Flags*, const std::string&)> set;  // false: bad value
+  bool boolean = false;
+};
+
+std::vector<std::string> SplitList(const std::string& v) {
+  return absl::StrSplit(v, ',', absl::SkipEmpty());
+}
+
+template <typename T>
+std::function<bool(Flags*, const std::string&)> Int(T Flags::*field, T min) {
+  return [field, min](Flags* f, const std::string& v) {
+    int64_t parsed;
+    if (!absl::SimpleAtoi(v, &parsed) || parsed < min) return false;
+    f->*field = static_cast<T>(parsed);
+    return true;
+  };
+}
+
+const std::map<std::string, FlagSpec>& Specs() {
+  static const auto* specs = new std::map<std::string, FlagSpec>{
+      {"name", {"Human-readable name for this member.", [](Flags* f, const std::string& v) { f->name = v; return !v.empty(); }}},
+      {"data-dir", {"Path to the data directory (an embedded RocksDB database).",
+                    [](Flags* f, const std::string& v) { f->data_dir = v; return !v.empty(); }}},
+      {"listen-client-urls", {"Comma-separated URLs to serve the etcd v3 gRPC API on (http://host:port).",
+                              [](Flags* f, const std::string& v) { f->listen_client_urls = SplitList(v); return !f->listen_client_urls.empty(); }}},
+      {"advertise-client-urls", {"Comma-separated client URLs advertised in member lists (default: the listen URLs).",
+                                 [](Flags* f, const std::string& v) { f->advertise_client_urls = SplitList(v); return true; }}},
+      {"initial-advertise-peer-urls", {"Comma-separated peer URLs advertised for this member.",
+                                       [](Flags* f, const std::string& v) { f->initial_advertise_peer_urls = SplitList(v); return true; }}},
+      {"initial-cluster-token", {"Cluster token, mixed into the cluster and member ids of a new data dir.",
+                                 [](Flags* f, const std::string& v) { f->initial_cluster_token = v; return true; }}},
+      {"max-request-bytes", {"Maximum client request size in bytes (etcd's default: 1572864).",
+                             Int<int64_t>(&Flags::max_request_bytes, 1)}},
+      {"max-txn-ops", {"Maximum number of operations per branch of a transaction.", Int<int>(&Flags::max_txn_ops, 1)}},
+      {"log-level", {"Log level: debug, info, warn or error.", [](Flags* f, const std::string& v) { f->log_level = v; return true; }}},
+      {"heartbeat-interval", {"Time (ms) of a heartbeat interval; with --election-timeout it sets the minimum lease TTL.",
+                              Int<int64_t>(&Flags::heartbeat_interval_ms, 1)}},
+      {"election-timeout", {"Time (ms) of an election timeout; the minimum lease TTL is ceil(1.5 x this) seconds.",
+                            Int<int64_t>(&Flags::election_timeout_ms, 1)}},
+      {"lease-revoke-rate", {"Maximum expired leases revoked per second.", Int<int>(&Flags::lease_revoke_rate, 1)}},
+      {"lease-checkpoint-interval", {"Time (ms) between checkpoints of renewed lease deadlines.",
+                                     Int<int64_t>(&Flags::lease_checkpoint_interval_ms, 10)}},
+      {"help", {"Print this help and exit.", [](Flags* f, const std::string&) { f->help = true; return true; }, true}},
+      {"version", {"Print the version and exit.", [](Flags* f, const std::string&) { f->version = true; return true; }, true}},
+  };
+  return *specs;
+}
+
+}  // namespace
+
+std::string FlagsUsage() {
+  std::string out =
+      "usage: leasehold [flags]\n\n"
+      "Leasehold serves the etcd v3 gRPC API (KV, Lease, Maintenance.Status, Cluster.MemberList)\n"
+      "from a RocksDB data directory.\n\nflags:\n";
+  for (const auto& [name, spec] : Specs()) absl::StrAppend(&out, "  --", name, "\n      ", spec.help, "\n");
+  return out;
+}
+
+absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h") arg = "--help";
+    if (arg.rfind("--", 0) != 0) return absl::InvalidArgumentError("unexpected argument: " + arg);
+    std::string name = arg.substr(2), value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    auto it = Specs().find(name);
+    if (it == Specs().end()) return absl::InvalidArgumentError("unknown flag: --" + name);
+    if (!has_value && !it->second.boolean) {
+      if (i + 1 >= argc) return absl::InvalidArgumentError("flag needs a value: --" + name);
+      value = argv[++i];
+    }
+    if (!it->second.set(&flags, value)) {
+      return absl::InvalidArgumentError("invalid value for --" + name + ": '" + value + "'");
+    }
+  }
+  if (flags.advertise_client_urls.empty()) flags.advertise_client_urls = flags.listen_client_urls;
+  return flags;
+}
+
+absl::StatusOr<std::string> HostPortOfUrl(const std::string& url) {
+  constexpr std::string_view kHttp = "http://";
+  if (url.rfind(kHttp, 0) != 0) {
+    return absl::InvalidArgumentError("unsupported URL '" + url + "': only http:// is served (TLS is not implemented)");
+  }
+  std::string rest = url.substr(kHttp.size());
+  if (auto slash = rest.find('/'); slash != std::string::npos) rest = rest.substr(0, slash);
+  auto colon = rest.rfind(':');
+  int port;
+  if (colon == std::string::npos || !absl::SimpleAtoi(rest.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError("URL '" + url + "' has no valid port");
+  }
+  return rest;
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,37 @@
+// Command-line flags, named and defaulted as etcd's where etcd has the same flag.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace leasehold::server {
+
+struct Flags {
+  std::string name = "default";
+  std::string data_dir = "./data";
+  std::vector<std::string> listen_client_urls = {"http://127.0.0.1:2379"};
+  std::vector<std::string> advertise_client_urls;  // defaults to listen_client_urls
+  std::vector<std::string> initial_advertise_peer_urls = {"http://127.0.0.1:2380"};
+  std::string initial_cluster_token = "etcd-cluster";
+  int64_t max_request_bytes = 1536 * 1024;
+  int max_txn_ops = 128;
+  std::string log_level = "info";
+  int64_t heartbeat_interval_ms = 100;
+  int64_t election_timeout_ms = 1000;
+  int lease_revoke_rate = 1000;
+  int64_t lease_checkpoint_interval_ms = 500;
+  bool help = false;
+  bool version = false;
+};
+
+// Accepts --flag=value and --flag value. InvalidArgument names the bad flag.
+absl::StatusOr<Flags> ParseFlags(int argc, char** argv);
+std::string FlagsUsage();
+
+// "http://127.0.0.1:2379" -> "127.0.0.1:2379". InvalidArgument for other schemes or no port.
+absl::StatusOr<std::string> HostPortOfUrl(const std::string& url);
+
+}  // namespace leasehold::server

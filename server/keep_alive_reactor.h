@@ -1,0 +1,44 @@
+// One LeaseKeepAlive stream. Requests are answered strictly in order: each response carries the
+// request's id, the granted TTL (0 for an unknown or expired lease; the stream stays open, as etcd's
+// does) and a header filled before the renewal. On half-close the stream ends OK once every answer
+// is written. Reading pauses while too many answers wait to be written, so a client that never
+// reads cannot make the server buffer without bound.
+#pragma once
+
+#include <deque>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "etcdserverpb/rpc.pb.h"
+#include "server/member.h"
+
+namespace leasehold::server {
+
+class KeepAliveReactor final
+    : public grpc::ServerBidiReactor<etcdserverpb::LeaseKeepAliveRequest, etcdserverpb::LeaseKeepAliveResponse> {
+ public:
+  explicit KeepAliveReactor(Member* member);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override { delete this; }
+
+ private:
+  static constexpr size_t kMaxQueuedResponses = 64;
+  void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Member* const member_;
+  etcdserverpb::LeaseKeepAliveRequest request_;
+  absl::Mutex mu_;
+  std::deque<etcdserverpb::LeaseKeepAliveResponse> pending_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool read_paused_ ABSL_GUARDED_BY(mu_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace leasehold::server

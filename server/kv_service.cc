@@ -1,0 +1,70 @@
+#include "server/kv_service.h"
+
+#include "server/propose_reactor.h"
+#include "server/request_validation.h"
+
+namespace leasehold::server {
+
+grpc::ServerUnaryReactor* KvService::Range(grpc::CallbackServerContext* context,
+                                           const etcdserverpb::RangeRequest* request,
+                                           etcdserverpb::RangeResponse* response) {
+  if (absl::Status st = ValidateRange(*request); !st.ok()) return FinishNow(context, st);
+  // A single member applies every acknowledged write before answering it, so the local state is
+  // also the linearizable one.
+  auto result = member_->state_machine().Range(*request);
+  if (!result.ok()) return FinishNow(context, result.status());
+  *response = std::move(*result);
+  member_->FillHeader(response->mutable_header());
+  return FinishNow(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* KvService::Put(grpc::CallbackServerContext* context,
+                                         const etcdserverpb::PutRequest* request,
+                                         etcdserverpb::PutResponse* response) {
+  if (absl::Status st = ValidatePut(*request); !st.ok()) return FinishNow(context, st);
+  internalpb::InternalRequest entry;
+  *entry.mutable_put() = *request;
+  return ProposeAndFinish(context, member_, std::move(entry), response,
+                          [](internalpb::InternalResponse& r, etcdserverpb::PutResponse* out) {
+                            out->Swap(r.mutable_put());
+                          });
+}
+
+grpc::ServerUnaryReactor* KvService::DeleteRange(grpc::CallbackServerContext* context,
+                                                 const etcdserverpb::DeleteRangeRequest* request,
+                                                 etcdserverpb::DeleteRangeResponse* response) {
+  if (absl::Status st = ValidateDeleteRange(*request); !st.ok()) return FinishNow(context, st);
+  internalpb::InternalRequest entry;
+  *entry.mutable_delete_range() = *request;
+  return ProposeAndFinish(context, member_, std::move(entry), response,
+                          [](internalpb::InternalResponse& r, etcdserverpb::DeleteRangeResponse* out) {
+                            out->Swap(r.mutable_delete_range());
+                          });
+}
+
+grpc::ServerUnaryReactor* KvService::Txn(grpc::CallbackServerContext* context,
+                                         const etcdserverpb::TxnRequest* request,
+                                         etcdserverpb::TxnResponse* response) {
+  if (absl::Status st = ValidateTxn(*request, member_->config().max_txn_ops); !st.ok()) {
+    return FinishNow(context, st);
+  }
+  internalpb::InternalRequest entry;
+  *entry.mutable_txn() = *request;
+  return ProposeAndFinish(context, member_, std::move(entry), response,
+                          [](internalpb::InternalResponse& r, etcdserverpb::TxnResponse* out) {
+                            out->Swap(r.mutable_txn());
+                          });
+}
+
+grpc::ServerUnaryReactor* KvService::Compact(grpc::CallbackServerContext* context,
+                                             const etcdserverpb::CompactionRequest* request,
+                                             etcdserverpb::CompactionResponse* response) {
+  internalpb::InternalRequest entry;
+  *entry.mutable_compaction() = *request;
+  return ProposeAndFinish(context, member_, std::move(entry), response,
+                          [](internalpb::InternalResponse& r, etcdserverpb::CompactionResponse* out) {
+                            out->Swap(r.mutable_compaction());
+                          });
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,33 @@
+// etcdserverpb.Lease: grant and revoke are proposed; keep-alive, time-to-live and the lease list are
+// answered by the primary from its LeaseCollection.
+#pragma once
+
+#include "etcdserverpb/rpc.grpc.pb.h"
+#include "server/member.h"
+
+namespace leasehold::server {
+
+class LeaseService final : public etcdserverpb::Lease::CallbackService {
+ public:
+  explicit LeaseService(Member* member) : member_(member) {}
+
+  grpc::ServerUnaryReactor* LeaseGrant(grpc::CallbackServerContext* context,
+                                       const etcdserverpb::LeaseGrantRequest* request,
+                                       etcdserverpb::LeaseGrantResponse* response) override;
+  grpc::ServerUnaryReactor* LeaseRevoke(grpc::CallbackServerContext* context,
+                                        const etcdserverpb::LeaseRevokeRequest* request,
+                                        etcdserverpb::LeaseRevokeResponse* response) override;
+  grpc::ServerBidiReactor<etcdserverpb::LeaseKeepAliveRequest, etcdserverpb::LeaseKeepAliveResponse>*
+  LeaseKeepAlive(grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* LeaseTimeToLive(grpc::CallbackServerContext* context,
+                                            const etcdserverpb::LeaseTimeToLiveRequest* request,
+                                            etcdserverpb::LeaseTimeToLiveResponse* response) override;
+  grpc::ServerUnaryReactor* LeaseLeases(grpc::CallbackServerContext* context,
+                                        const etcdserverpb::LeaseLeasesRequest* request,
+                                        etcdserverpb::LeaseLeasesResponse* response) override;
+
+ private:
+  Member* member_;
+};
+
+}  // namespace leasehold::server

@@ -1,0 +1,54 @@
+// Single-node proposals with group commit: proposals that arrive while one batch is being synced
+// wait together and share the next fsync. Entries are written to the log (synced) before they are
+// applied, so readers only ever see durable state and a crash replays the unapplied tail.
+#pragma once
+
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "server/proposer.h"
+#include "storage/engine.h"
+#include "storage/state_machine.h"
+
+namespace leasehold::server {
+
+class LocalProposer : public Proposer {
+ public:
+  // Neither pointer is owned; both must outlive this object.
+  LocalProposer(storage::Engine* engine, storage::StateMachine* state_machine)
+      : engine_(engine), state_machine_(state_machine) {}
+  ~LocalProposer() override { Stop(); }
+
+  // Applies any logged but unapplied entries (a crash between sync and apply), bumps the persisted
+  // term, and starts the apply thread.
+  absl::Status Start();
+  // Fails queued proposals with "server stopped" and joins the apply thread. Idempotent.
+  void Stop();
+
+  void Propose(internalpb::InternalRequest entry, Done done) override;
+  uint64_t committed_index() const override;
+  uint64_t applied_index() const override { return state_machine_->applied_index(); }
+  uint64_t term() const override { return term_; }
+
+ private:
+  struct Pending {
+    internalpb::InternalRequest entry;
+    Done done;
+  };
+  void Run();
+
+  storage::Engine* const engine_;
+  storage::StateMachine* const state_machine_;
+  uint64_t term_ = 0;
+  mutable absl::Mutex mu_;
+  std::vector<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t last_index_ ABSL_GUARDED_BY(mu_) = 0;  // owned by the apply thread once started
+  std::thread thread_;
+};
+
+}  // namespace leasehold::server

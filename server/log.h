@@ -1,0 +1,22 @@
+// Structured logging: one JSON object per line on stderr, filtered by level.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace leasehold::server {
+
+enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
+
+// Returns false for an unknown level name ("debug", "info", "warn", "error").
+bool SetLogLevel(std::string_view name);
+
+using LogFields = std::vector<std::pair<std::string, std::string>>;
+void Log(LogLevel level, std::string_view message, const LogFields& fields = {});
+inline void LogInfo(std::string_view m, const LogFields& f = {}) { Log(LogLevel::kInfo, m, f); }
+inline void LogWarn(std::string_view m, const LogFields& f = {}) { Log(LogLevel::kWarn, m, f); }
+inline void LogError(std::string_view m, const LogFields& f = {}) { Log(LogLevel::kError, m, f); }
+
+}  // namespace leasehold::server

@@ -1,0 +1,144 @@
+// leasehold: the server binary. Opens the data dir, replays what was logged but not applied, becomes
+// primary for its leases, and serves the etcd v3 gRPC API until SIGINT or SIGTERM.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <grpcpp/grpcpp.h>
+
+#include "server/expiry_loop.h"
+#include "server/flags.h"
+#include "server/identity.h"
+#include "server/kv_service.h"
+#include "server/lease_service.h"
+#include "server/local_proposer.h"
+#include "server/log.h"
+#include "server/maintenance_service.h"
+#include "server/member.h"
+
+namespace leasehold::server {
+namespace {
+
+int64_t MinLeaseTtlSeconds(const Flags& flags) {
+  const int64_t election_ticks = std::max<int64_t>(1, flags.election_timeout_ms / flags.heartbeat_interval_ms);
+  const int64_t ms = (3 * election_ticks / 2) * flags.heartbeat_interval_ms;
+  return (ms + 999) / 1000;
+}
+
+int Fail(const std::string& what, const absl::Status& status) {
+  LogError(what, {{"error", status.ToString()}});
+  return 1;
+}
+
+int Serve(const Flags& flags) {
+  auto engine = storage::Engine::Open(flags.data_dir);
+  if (!engine.ok()) return Fail("cannot open data dir", engine.status());
+  auto identity = LoadOrCreateIdentity(engine->get(), flags);
+  if (!identity.ok()) return Fail("cannot load member identity", identity.status());
+
+  storage::StateMachine::Options sm_options;
+  sm_options.min_lease_ttl_seconds = MinLeaseTtlSeconds(flags);
+  auto state_machine = storage::StateMachine::Open(engine->get(), sm_options);
+  if (!state_machine.ok()) return Fail("cannot restore state", state_machine.status());
+
+  LocalProposer proposer(engine->get(), state_machine->get());
+  if (absl::Status st = proposer.Start(); !st.ok()) return Fail("cannot replay log", st);
+  // Allowance for renewals acknowledged before a crash but not yet checkpointed.
+  (*state_machine)->leases().Promote(flags.election_timeout_ms + 2 * flags.lease_checkpoint_interval_ms);
+
+  MemberConfig config;
+  config.name = flags.name;
+  config.cluster_id = identity->cluster_id();
+  config.member_id = identity->member_id();
+  config.client_urls = flags.advertise_client_urls;
+  config.peer_urls = flags.initial_advertise_peer_urls;
+  config.max_request_bytes = flags.max_request_bytes;
+  config.max_txn_ops = flags.max_txn_ops;
+  Member member(config, engine->get(), state_machine->get(), &proposer);
+
+  ExpiryLoop::Options expiry_options;
+  expiry_options.revoke_rate_per_second = flags.lease_revoke_rate;
+  expiry_options.checkpoint_interval_ms = flags.lease_checkpoint_interval_ms;
+  expiry_options.retry_ms = 5000 + 2 * flags.election_timeout_ms;
+  ExpiryLoop expiry(&member, expiry_options);
+
+  KvService kv(&member);
+  LeaseService lease(&member);
+  MaintenanceService maintenance(&member);
+  ClusterService cluster(&member);
+
+  grpc::ServerBuilder builder;
+  for (const auto& url : flags.listen_client_urls) {
+    auto host_port = HostPortOfUrl(url);
+    if (!host_port.ok()) return Fail("bad --listen-client-urls", host_port.status());
+    builder.AddListeningPort(*host_port, grpc::InsecureServerCredentials());
+  }
+  // etcd accepts requests up to --max-request-bytes plus gRPC's framing overhead.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(flags.max_request_bytes + 512 * 1024));
+  builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
+  // etcd's clients ping idle connections every 10 s; gRPC C++ would answer with GOAWAY after two
+  // pings under its 5-minute default. Accept pings as etcd does.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.RegisterService(&kv);
+  builder.RegisterService(&lease);
+  builder.RegisterService(&maintenance);
+  builder.RegisterService(&cluster);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) {
+    return Fail("cannot listen", absl::UnavailableError("binding the client URLs failed (port in use?)"));
+  }
+  expiry.Start();
+  char member_hex[17];
+  std::snprintf(member_hex, sizeof member_hex, "%llx", static_cast<unsigned long long>(config.member_id));
+  LogInfo("serving client requests", {{"name", flags.name}, {"member-id", member_hex},
+                                      {"data-dir", flags.data_dir},
+                                      {"client-urls", flags.listen_client_urls.front()},
+                                      {"revision", std::to_string((*state_machine)->revision())},
+                                      {"leases", std::to_string((*state_machine)->leases().size())}});
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  int received = 0;
+  sigwait(&signals, &received);
+  LogInfo("shutting down", {{"signal", std::to_string(received)}});
+  expiry.Stop();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  proposer.Stop();
+  return 0;
+}
+
+}  // namespace
+}  // namespace leasehold::server
+
+int main(int argc, char** argv) {
+  // Block the shutdown signals before any thread starts, so only sigwait receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto flags = leasehold::server::ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    std::cerr << "leasehold: " << flags.status().message() << "\n\n" << leasehold::server::FlagsUsage();
+    return 2;
+  }
+  if (flags->help) {
+    std::cout << leasehold::server::FlagsUsage();
+    return 0;
+  }
+  if (flags->version) {
+    std::cout << "leasehold 0.1.0 (etcd API 3.4)\n";
+    return 0;
+  }
+  if (!leasehold::server::SetLogLevel(flags->log_level)) {
+    std::cerr << "leasehold: invalid --log-level '" << flags->log_level << "'\n";
+    return 2;
+  }
+  return leasehold::server::Serve(*flags);
+}

@@ -1,0 +1,35 @@
+// etcdserverpb.Maintenance (Status, Alarm) and etcdserverpb.Cluster (MemberList) for a member.
+// Methods not overridden answer UNIMPLEMENTED.
+#pragma once
+
+#include "etcdserverpb/rpc.grpc.pb.h"
+#include "server/member.h"
+
+namespace leasehold::server {
+
+class MaintenanceService final : public etcdserverpb::Maintenance::CallbackService {
+ public:
+  explicit MaintenanceService(Member* member) : member_(member) {}
+  grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* context, const etcdserverpb::StatusRequest* request,
+                                   etcdserverpb::StatusResponse* response) override;
+  // No alarm is ever raised (there is no space quota yet): GET answers an empty list, and
+  // activating or deactivating one is refused as etcd refuses an unknown alarm.
+  grpc::ServerUnaryReactor* Alarm(grpc::CallbackServerContext* context, const etcdserverpb::AlarmRequest* request,
+                                  etcdserverpb::AlarmResponse* response) override;
+
+ private:
+  Member* member_;
+};
+
+class ClusterService final : public etcdserverpb::Cluster::CallbackService {
+ public:
+  explicit ClusterService(Member* member) : member_(member) {}
+  grpc::ServerUnaryReactor* MemberList(grpc::CallbackServerContext* context,
+                                       const etcdserverpb::MemberListRequest* request,
+                                       etcdserverpb::MemberListResponse* response) override;
+
+ private:
+  Member* member_;
+};
+
+}  // namespace leasehold::server

@@ -1,0 +1,61 @@
+// What every gRPC service of a member shares: its identity, the state machine it reads, the proposer
+// it writes through, and the limits it enforces. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "etcdserverpb/rpc.pb.h"
+#include "server/proposer.h"
+#include "storage/engine.h"
+#include "storage/state_machine.h"
+
+namespace leasehold::server {
+
+struct MemberConfig {
+  std::string name = "default";
+  uint64_t cluster_id = 0;
+  uint64_t member_id = 0;
+  std::vector<std::string> client_urls;
+  std::vector<std::string> peer_urls;
+  int64_t max_request_bytes = 1536 * 1024;
+  int max_txn_ops = 128;
+  // The etcd API version we answer as (etcd clients gate features on it).
+  std::string version = "3.4.23";
+};
+
+class Member {
+ public:
+  // None of the pointers is owned.
+  Member(MemberConfig config, storage::Engine* engine, storage::StateMachine* state_machine,
+         Proposer* proposer);
+
+  const MemberConfig& config() const { return config_; }
+  storage::StateMachine& state_machine() { return *state_machine_; }
+  storage::Engine& engine() { return *engine_; }
+  Proposer& proposer() { return *proposer_; }
+
+  // Sets cluster_id, member_id and raft_term; the revision too when the caller left it at 0.
+  void FillHeader(etcdserverpb::ResponseHeader* header) const;
+
+  // Stamps the entry with a request id and the current time, refuses it when larger than
+  // --max-request-bytes (etcd's "request is too large"), and proposes it.
+  void Submit(internalpb::InternalRequest entry, Proposer::Done done);
+
+  // A fresh id, unique across this member's lifetime and across members (etcd's layout: the low
+  // 16 bits of the member id, then a millisecond timestamp taken at start, then a counter).
+  int64_t NextId();
+
+  static int64_t NowUnixMs();
+
+ private:
+  MemberConfig config_;
+  storage::Engine* engine_;
+  storage::StateMachine* state_machine_;
+  Proposer* proposer_;
+  std::atomic<uint64_t> next_id_;
+};
+
+}  // namespace leasehold::server

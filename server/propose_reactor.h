@@ -1,0 +1,36 @@
+// Finishing a unary gRPC call with the result of a proposal: the shared shape of every write.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "server/grpc_status.h"
+#include "server/member.h"
+
+namespace leasehold::server {
+
+// Proposes `entry`; when it is applied, `extract` moves the typed response out of the result into
+// `response`, whose header is then filled, and the call finishes. Errors finish it with etcd's status.
+template <typename Response, typename Extract>
+grpc::ServerUnaryReactor* ProposeAndFinish(grpc::CallbackServerContext* context, Member* member,
+                                           internalpb::InternalRequest entry, Response* response,
+                                           Extract extract) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  member->Submit(std::move(entry), [member, reactor, response, extract](storage::ApplyResult result) {
+    if (!result.status.ok()) {
+      reactor->Finish(ToGrpcStatus(result.status));
+      return;
+    }
+    extract(result.response, response);
+    member->FillHeader(response->mutable_header());
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+inline grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,140 @@
+#include "storage/engine.h"
+
+#include <filesystem>
+
+#include "rocksdb/options.h"
+#include "rocksdb/table.h"
+#include "rocksdb/filter_policy.h"
+
+namespace leasehold::storage {
+namespace {
+
+constexpr std::string_view kFormatMarker = "leasehold/1";
+
+absl::Status FromRocks(const rocksdb::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  if (s.IsCorruption()) return absl::DataLossError("storage corrupted: " + s.ToString());
+  if (s.IsNotFound()) return absl::NotFoundError(s.ToString());
+  return absl::InternalError("storage: " + s.ToString());
+}
+
+}  // namespace
+
+void AppendBigEndian64(std::string* out, uint64_t v) {
+  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>((v >> shift) & 0xff));
+}
+
+uint64_t ReadBigEndian64(std::string_view in) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  return v;
+}
+
+namespace keys {
+std::string Revision(const storage::Revision& rev) {
+  std::string k(1, kRevisionPrefix);
+  AppendBigEndian64(&k, static_cast<uint64_t>(rev.main));
+  AppendBigEndian64(&k, static_cast<uint64_t>(rev.sub));
+  return k;
+}
+std::string Lease(int64_t id) {
+  std::string k(1, kLeasePrefix);
+  AppendBigEndian64(&k, static_cast<uint64_t>(id));
+  return k;
+}
+std::string LogEntry(uint64_t index) {
+  std::string k(1, kLogPrefix);
+  AppendBigEndian64(&k, index);
+  return k;
+}
+std::string Meta(std::string_view name) { return "m" + std::string(name); }
+}  // namespace keys
+
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir) {
+  std::error_code ec;
+  bool existed = std::filesystem::exists(dir, ec);
+  if (existed && !std::filesystem::is_directory(dir, ec)) {
+    return absl::FailedPreconditionError("data dir " + dir + " is not a directory");
+  }
+  if (existed && !std::filesystem::is_empty(dir, ec) &&
+      !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec)) {
+    return absl::FailedPreconditionError("data dir " + dir +
+                                         " is not empty and holds no Leasehold database");
+  }
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.paranoid_checks = true;
+  options.IncreaseParallelism(2);
+  options.max_background_jobs = 2;
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
+  if (!s.ok()) return FromRocks(s);
+  auto engine = std::unique_ptr<Engine>(new Engine(std::unique_ptr<rocksdb::DB>(raw), dir));
+
+  auto marker = engine->Get(keys::Meta("format"));
+  if (marker.ok()) {
+    if (*marker != kFormatMarker) {
+      return absl::FailedPreconditionError("data dir " + dir + " has unknown format '" + *marker + "'");
+    }
+  } else if (absl::IsNotFound(marker.status())) {
+    // A fresh database, or a foreign RocksDB: a foreign one already has records.
+    auto it = engine->NewIterator();
+    it->SeekToFirst();
+    if (it->Valid()) {
+      return absl::FailedPreconditionError("data dir " + dir + " holds a database that is not Leasehold's");
+    }
+    rocksdb::WriteBatch batch;
+    batch.Put(keys::Meta("format"), std::string(kFormatMarker));
+    if (auto st = engine->Write(&batch, true); !st.ok()) return st;
+  } else {
+    return marker.status();
+  }
+  return engine;
+}
+
+absl::Status Engine::Write(rocksdb::WriteBatch* batch, bool sync) {
+  rocksdb::WriteOptions wo;
+  wo.sync = sync;
+  return FromRocks(db_->Write(wo, batch));
+}
+
+absl::StatusOr<std::string> Engine::Get(std::string_view key) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
+  if (!s.ok()) return FromRocks(s);
+  return value;
+}
+
+std::unique_ptr<rocksdb::Iterator> Engine::NewIterator() const {
+  return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(rocksdb::ReadOptions()));
+}
+
+int64_t Engine::ApproximateSize() const {
+  uint64_t sst = 0, wal = 0, mem = 0;
+  db_->GetIntProperty("rocksdb.total-sst-files-size", &sst);
+  db_->GetIntProperty("rocksdb.cur-size-all-mem-tables", &mem);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    if (entry.path().extension() == ".log") wal += entry.file_size(ec);
+  }
+  return static_cast<int64_t>(sst + wal);
+}
+
+absl::StatusOr<uint64_t> Engine::GetMetaU64(std::string_view name) const {
+  auto v = Get(keys::Meta(name));
+  if (absl::IsNotFound(v.status())) return 0;
+  if (!v.ok()) return v.status();
+  if (v->size() != 8) return absl::DataLossError("bad metadata record " + std::string(name));
+  return ReadBigEndian64(*v);
+}
+
+void Engine::PutMetaU64(rocksdb::WriteBatch* batch, std::string_view name, uint64_t value) {
+  std::string v;
+  AppendBigEndian64(&v, value);
+  batch->Put(keys::Meta(name), v);
+}
+
+}  // namespace leasehold::storage

@@ -1,0 +1,60 @@
+// The storage engine: one RocksDB database holding every persisted record of a member, with the
+// key layout in one place. Thread-safe (RocksDB is); callers serialise logical updates themselves.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "rocksdb/db.h"
+#include "rocksdb/write_batch.h"
+#include "storage/revision.h"
+
+namespace leasehold::storage {
+
+// Key layout (single column family, one-byte prefixes so related records sort together):
+//   'k' + revision(16B)   -> 1 flag byte ('p' put, 't' tombstone) + mvccpb.KeyValue
+//   'l' + lease id(8B BE) -> internalpb.LeaseRecord
+//   'w' + index(8B BE)    -> internalpb.InternalRequest, logged but not yet applied
+//   'm' + name            -> metadata (format marker, consistent index, revisions, identity)
+namespace keys {
+std::string Revision(const storage::Revision& rev);
+std::string Lease(int64_t id);
+std::string LogEntry(uint64_t index);
+std::string Meta(std::string_view name);
+inline constexpr char kRevisionPrefix = 'k';
+inline constexpr char kLeasePrefix = 'l';
+inline constexpr char kLogPrefix = 'w';
+}  // namespace keys
+
+class Engine {
+ public:
+  // Opens (creating if absent) the database in `dir`. Fails with FailedPrecondition when the folder
+  // holds something that is not a Leasehold database, and DataLoss when RocksDB reports corruption.
+  static absl::StatusOr<std::unique_ptr<Engine>> Open(const std::string& dir);
+
+  absl::Status Write(rocksdb::WriteBatch* batch, bool sync);
+  // NotFound when absent.
+  absl::StatusOr<std::string> Get(std::string_view key) const;
+  std::unique_ptr<rocksdb::Iterator> NewIterator() const;
+  // Approximate bytes on disk (SST files plus WAL).
+  int64_t ApproximateSize() const;
+
+  absl::StatusOr<uint64_t> GetMetaU64(std::string_view name) const;  // 0 when absent
+  static void PutMetaU64(rocksdb::WriteBatch* batch, std::string_view name, uint64_t value);
+
+ private:
+  explicit Engine(std::unique_ptr<rocksdb::DB> db, std::string dir)
+      : db_(std::move(db)), dir_(std::move(dir)) {}
+  std::unique_ptr<rocksdb::DB> db_;
+  std::string dir_;
+};
+
+// Big-endian encoding keeps numeric order equal to byte order.
+void AppendBigEndian64(std::string* out, uint64_t v);
+uint64_t ReadBigEndian64(std::string_view in);
+
+}  // namespace leasehold::storage

@@ -1,0 +1,34 @@
+#include "storage/etcd_errors.h"
+
+namespace leasehold::errors {
+
+absl::Status EmptyKey() { return absl::InvalidArgumentError("etcdserver: key is not provided"); }
+absl::Status KeyNotFound() { return absl::InvalidArgumentError("etcdserver: key not found"); }
+absl::Status ValueProvided() { return absl::InvalidArgumentError("etcdserver: value is provided"); }
+absl::Status LeaseProvided() { return absl::InvalidArgumentError("etcdserver: lease is provided"); }
+absl::Status TooManyOps() {
+  return absl::InvalidArgumentError("etcdserver: too many operations in txn request");
+}
+absl::Status DuplicateKey() {
+  return absl::InvalidArgumentError("etcdserver: duplicate key given in txn request");
+}
+absl::Status RequestTooLarge() {
+  return absl::InvalidArgumentError("etcdserver: request is too large");
+}
+absl::Status Compacted() {
+  return absl::OutOfRangeError("etcdserver: mvcc: required revision has been compacted");
+}
+absl::Status FutureRevision() {
+  return absl::OutOfRangeError("etcdserver: mvcc: required revision is a future revision");
+}
+absl::Status LeaseNotFound() { return absl::NotFoundError("etcdserver: requested lease not found"); }
+absl::Status LeaseExists() {
+  return absl::FailedPreconditionError("etcdserver: lease already exists");
+}
+absl::Status LeaseTtlTooLarge() { return absl::OutOfRangeError("etcdserver: too large lease TTL"); }
+absl::Status NoLeader() { return absl::UnavailableError("etcdserver: no leader"); }
+absl::Status RequestTimeout() { return absl::UnavailableError("etcdserver: request timed out"); }
+absl::Status Stopped() { return absl::UnavailableError("etcdserver: server stopped"); }
+absl::Status NotCapable() { return absl::UnavailableError("etcdserver: not capable"); }
+
+}  // namespace leasehold::errors

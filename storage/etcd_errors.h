@@ -1,0 +1,26 @@
+// The one table of etcd's client-visible errors. absl::StatusCode values equal gRPC's codes, and
+// etcd's clients recognise errors by message text, so each constructor carries etcd's exact text.
+#pragma once
+
+#include "absl/status/status.h"
+
+namespace leasehold::errors {
+
+absl::Status EmptyKey();            // InvalidArgument "etcdserver: key is not provided"
+absl::Status KeyNotFound();         // InvalidArgument "etcdserver: key not found"
+absl::Status ValueProvided();       // InvalidArgument "etcdserver: value is provided"
+absl::Status LeaseProvided();       // InvalidArgument "etcdserver: lease is provided"
+absl::Status TooManyOps();          // InvalidArgument "etcdserver: too many operations in txn request"
+absl::Status DuplicateKey();        // InvalidArgument "etcdserver: duplicate key given in txn request"
+absl::Status RequestTooLarge();     // InvalidArgument "etcdserver: request is too large"
+absl::Status Compacted();           // OutOfRange "etcdserver: mvcc: required revision has been compacted"
+absl::Status FutureRevision();      // OutOfRange "etcdserver: mvcc: required revision is a future revision"
+absl::Status LeaseNotFound();       // NotFound "etcdserver: requested lease not found"
+absl::Status LeaseExists();         // FailedPrecondition "etcdserver: lease already exists"
+absl::Status LeaseTtlTooLarge();    // OutOfRange "etcdserver: too large lease TTL"
+absl::Status NoLeader();            // Unavailable "etcdserver: no leader"
+absl::Status RequestTimeout();      // Unavailable "etcdserver: request timed out"
+absl::Status Stopped();             // Unavailable "etcdserver: server stopped"
+absl::Status NotCapable();          // Unavailable "etcdserver: not capable"
+
+}  // namespace leasehold::errors

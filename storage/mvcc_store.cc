@@ -1,0 +1,224 @@
+#include "storage/mvcc_store.h"
+
+#include <algorithm>
+
+#include "storage/etcd_errors.h"
+
+namespace leasehold::storage {
+namespace {
+
+constexpr char kPutFlag = 'p';
+constexpr char kTombstoneFlag = 't';
+
+std::string EncodeVersion(char flag, const mvccpb::KeyValue& kv) {
+  std::string out(1, flag);
+  kv.AppendToString(&out);
+  return out;
+}
+
+}  // namespace
+
+mvccpb::KeyValue MvccStore::ToKeyValue(const std::string& key, const KeyRecord& record) {
+  mvccpb::KeyValue kv;
+  kv.set_key(key);
+  kv.set_create_revision(record.create_revision);
+  kv.set_mod_revision(record.mod_revision);
+  kv.set_version(record.version);
+  kv.set_value(record.value);
+  kv.set_lease(record.lease);
+  return kv;
+}
+
+template <typename Fn>
+void MvccStore::ForEachRecord(std::string_view key, std::string_view range_end, Fn&& fn) const {
+  if (range_end.empty()) {
+    auto it = index_.find(key);
+    if (it != index_.end()) fn(it->first, it->second);
+    return;
+  }
+  const bool to_end = range_end == std::string_view("\0", 1);
+  if (!to_end && range_end <= key) return;
+  for (auto it = index_.lower_bound(key); it != index_.end(); ++it) {
+    if (!to_end && std::string_view(it->first) >= range_end) break;
+    if (!fn(it->first, it->second)) break;
+  }
+}
+
+const KeyRecord* MvccStore::FindLive(std::string_view key) const {
+  auto it = index_.find(key);
+  return it != index_.end() && it->second.live ? &it->second : nullptr;
+}
+
+void MvccStore::ForEachLive(std::string_view key, std::string_view range_end,
+                            const std::function<void(const std::string&, const KeyRecord&)>& fn) const {
+  ForEachRecord(key, range_end, [&](const std::string& k, const KeyRecord& r) {
+    if (r.live) fn(k, r);
+    return true;
+  });
+}
+
+absl::StatusOr<mvccpb::KeyValue> MvccStore::LoadVersion(const Revision& rev) const {
+  auto raw = engine_->Get(keys::Revision(rev));
+  if (!raw.ok()) return absl::DataLossError("missing version record: " + raw.status().ToString());
+  mvccpb::KeyValue kv;
+  if (raw->empty() || !kv.ParseFromArray(raw->data() + 1, static_cast<int>(raw->size() - 1))) {
+    return absl::DataLossError("malformed version record");
+  }
+  return kv;
+}
+
+absl::StatusOr<RangeResult> MvccStore::Range(std::string_view key, std::string_view range_end,
+                                             const RangeOptions& options) const {
+  RangeResult result;
+  int64_t rev = options.revision > 0 ? options.revision : current_;
+  if (rev > current_) return errors::FutureRevision();
+  if (rev < compacted_) return errors::Compacted();
+  result.revision = rev;
+  absl::Status status;
+  const bool historical = rev < current_;
+  ForEachRecord(key, range_end, [&](const std::string& k, const KeyRecord& r) {
+    if (!historical) {
+      if (!r.live) return true;
+      ++result.count;
+      if (!options.count_only && (options.limit <= 0 || static_cast<int64_t>(result.kvs.size()) < options.limit)) {
+        result.kvs.push_back(ToKeyValue(k, r));
+      }
+      return true;
+    }
+    // The last change at or below `rev` decides whether the key existed then.
+    auto it = std::upper_bound(r.changes.begin(), r.changes.end(), rev,
+                               [](int64_t v, const KeyChange& c) { return v < c.rev.main; });
+    if (it == r.changes.begin()) return true;
+    const KeyChange& change = *std::prev(it);
+    if (change.tombstone) return true;
+    ++result.count;
+    if (options.count_only || (options.limit > 0 && static_cast<int64_t>(result.kvs.size()) >= options.limit)) {
+      return true;
+    }
+    auto kv = LoadVersion(change.rev);
+    if (!kv.ok()) {
+      status = kv.status();
+      return false;
+    }
+    result.kvs.push_back(std::move(*kv));
+    return true;
+  });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch) {
+  if (revision <= compacted_) return errors::Compacted();
+  if (revision > current_) return errors::FutureRevision();
+  for (auto it = index_.begin(); it != index_.end();) {
+    auto& changes = it->second.changes;
+    auto keep = std::upper_bound(changes.begin(), changes.end(), revision,
+                                 [](int64_t v, const KeyChange& c) { return v < c.rev.main; });
+    // `keep` is the first change above `revision`; the one before it stays unless it is a tombstone.
+    if (keep != changes.begin() && !std::prev(keep)->tombstone) --keep;
+    for (auto c = changes.begin(); c != keep; ++c) batch->Delete(keys::Revision(c->rev));
+    changes.erase(changes.begin(), keep);
+    if (changes.empty() && !it->second.live) {
+      it = index_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  compacted_ = revision;
+  Engine::PutMetaU64(batch, "compact", static_cast<uint64_t>(revision));
+  return absl::OkStatus();
+}
+
+absl::Status MvccStore::Restore(
+    const std::function<void(const std::string& key, const KeyRecord&)>& on_live_key) {
+  index_.clear();
+  auto it = engine_->NewIterator();
+  int64_t last_main = 1;
+  for (it->Seek(std::string(1, keys::kRevisionPrefix)); it->Valid(); it->Next()) {
+    rocksdb::Slice k = it->key();
+    if (k.size() == 0 || k[0] != keys::kRevisionPrefix) break;
+    if (k.size() != 17) return absl::DataLossError("malformed revision key");
+    Revision rev{static_cast<int64_t>(ReadBigEndian64(std::string_view(k.data() + 1, 8))),
+                 static_cast<int64_t>(ReadBigEndian64(std::string_view(k.data() + 9, 8)))};
+    rocksdb::Slice v = it->value();
+    mvccpb::KeyValue kv;
+    if (v.size() == 0 || (v[0] != kPutFlag && v[0] != kTombstoneFlag) ||
+        !kv.ParseFromArray(v.data() + 1, static_cast<int>(v.size() - 1))) {
+      return absl::DataLossError("malformed version record");
+    }
+    KeyRecord& record = index_[kv.key()];
+    const bool tombstone = v[0] == kTombstoneFlag;
+    record.changes.push_back({rev, tombstone});
+    record.live = !tombstone;
+    record.create_revision = tombstone ? 0 : kv.create_revision();
+    record.mod_revision = tombstone ? 0 : kv.mod_revision();
+    record.version = tombstone ? 0 : kv.version();
+    record.lease = tombstone ? 0 : kv.lease();
+    record.value = tombstone ? std::string() : kv.value();
+    last_main = std::max(last_main, rev.main);
+  }
+  if (!it->status().ok()) return absl::DataLossError("storage scan failed: " + it->status().ToString());
+  auto meta_rev = engine_->GetMetaU64("rev");
+  if (!meta_rev.ok()) return meta_rev.status();
+  auto meta_compact = engine_->GetMetaU64("compact");
+  if (!meta_compact.ok()) return meta_compact.status();
+  current_ = std::max<int64_t>(last_main, static_cast<int64_t>(*meta_rev));
+  compacted_ = static_cast<int64_t>(*meta_compact);
+  for (const auto& [key, record] : index_) {
+    if (record.live) on_live_key(key, record);
+  }
+  return absl::OkStatus();
+}
+
+std::optional<mvccpb::KeyValue> MvccStore::WriteTxn::Put(const std::string& key, const std::string& value,
+                                                         int64_t lease) {
+  KeyRecord& record = store_->index_[key];
+  std::optional<mvccpb::KeyValue> prev;
+  if (record.live) prev = ToKeyValue(key, record);
+  Revision rev{main_, next_sub_++};
+  if (!record.live) {
+    record.create_revision = main_;
+    record.version = 0;
+  }
+  record.live = true;
+  record.version += 1;
+  record.mod_revision = main_;
+  record.lease = lease;
+  record.value = value;
+  record.changes.push_back({rev, false});
+  batch_->Put(keys::Revision(rev), EncodeVersion(kPutFlag, ToKeyValue(key, record)));
+  return prev;
+}
+
+std::vector<mvccpb::KeyValue> MvccStore::WriteTxn::DeleteRange(std::string_view key,
+                                                               std::string_view range_end) {
+  std::vector<std::string> victims;
+  store_->ForEachRecord(key, range_end, [&](const std::string& k, const KeyRecord& r) {
+    if (r.live) victims.push_back(k);
+    return true;
+  });
+  std::vector<mvccpb::KeyValue> deleted;
+  deleted.reserve(victims.size());
+  for (const std::string& k : victims) {
+    KeyRecord& record = store_->index_.find(k)->second;
+    deleted.push_back(ToKeyValue(k, record));
+    Revision rev{main_, next_sub_++};
+    mvccpb::KeyValue tombstone;
+    tombstone.set_key(k);
+    tombstone.set_mod_revision(main_);
+    record.live = false;
+    record.create_revision = record.mod_revision = record.version = record.lease = 0;
+    record.value.clear();
+    record.changes.push_back({rev, true});
+    batch_->Put(keys::Revision(rev), EncodeVersion(kTombstoneFlag, tombstone));
+  }
+  return deleted;
+}
+
+void MvccStore::WriteTxn::Finish() {
+  if (!changed()) return;
+  store_->current_ = main_;
+  Engine::PutMetaU64(batch_, "rev", static_cast<uint64_t>(main_));
+}
+
+}  // namespace leasehold::storage

@@ -1,0 +1,116 @@
+// The multi-version key-value store: every change gets a revision (main, sub); the latest state of
+// each key lives in memory (an ordered index with its change history) and every version, including
+// delete tombstones, is persisted in the engine so reads at past revisions and watches can be served
+// until a compaction removes them. Revision numbering matches etcd's: an empty store is at revision 1
+// and each write transaction that changes anything advances it by one.
+//
+// Not thread-safe: the state machine serialises writers and guards readers with its own lock.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mvccpb/kv.pb.h"
+#include "rocksdb/write_batch.h"
+#include "storage/engine.h"
+#include "storage/revision.h"
+
+namespace leasehold::storage {
+
+struct KeyChange {
+  Revision rev;
+  bool tombstone = false;
+};
+
+// One key: its history (ascending) and, when it exists now, its latest version.
+struct KeyRecord {
+  std::vector<KeyChange> changes;
+  bool live = false;
+  int64_t create_revision = 0;
+  int64_t mod_revision = 0;
+  int64_t version = 0;
+  int64_t lease = 0;
+  std::string value;
+};
+
+struct RangeOptions {
+  int64_t revision = 0;  // 0 or less: the current revision
+  int64_t limit = 0;     // 0: no limit. Counting continues past the limit.
+  bool count_only = false;
+};
+
+struct RangeResult {
+  std::vector<mvccpb::KeyValue> kvs;  // in key order
+  int64_t count = 0;                  // keys in the range, regardless of limit
+  int64_t revision = 0;               // the revision the range was read at
+};
+
+class MvccStore {
+ public:
+  explicit MvccStore(Engine* engine) : engine_(engine) {}
+
+  // Rebuilds the in-memory index from the engine. `on_live_key` is called for every key that exists
+  // at the current revision (the caller re-attaches leases from it). DataLoss on a malformed record.
+  absl::Status Restore(const std::function<void(const std::string& key, const KeyRecord&)>& on_live_key);
+
+  int64_t revision() const { return current_; }
+  int64_t compacted_revision() const { return compacted_; }
+
+  // Keys in [key, range_end): an empty range_end selects `key` alone, "\0" selects every key >= key.
+  // OutOfRange (etcd's compacted / future revision errors) for revisions outside the kept history.
+  absl::StatusOr<RangeResult> Range(std::string_view key, std::string_view range_end,
+                                    const RangeOptions& options) const;
+
+  // The live record of `key`, or nullptr.
+  const KeyRecord* FindLive(std::string_view key) const;
+  // Calls `fn` for each live key in the range at the current revision, in key order.
+  void ForEachLive(std::string_view key, std::string_view range_end,
+                   const std::function<void(const std::string&, const KeyRecord&)>& fn) const;
+
+  // Removes history older than `revision` (the latest version at or below it is kept for reads at
+  // `revision`). OutOfRange when already compacted past it or when it is in the future.
+  absl::Status Compact(int64_t revision, rocksdb::WriteBatch* batch);
+
+  static mvccpb::KeyValue ToKeyValue(const std::string& key, const KeyRecord& record);
+
+  // A write transaction: all its changes share main revision revision()+1 and become visible to
+  // reads (including the transaction's own) as they are made. Call Finish() once at the end.
+  class WriteTxn {
+   public:
+    WriteTxn(MvccStore* store, rocksdb::WriteBatch* batch)
+        : store_(store), batch_(batch), main_(store->current_ + 1) {}
+    // Returns the previous version when the key existed.
+    std::optional<mvccpb::KeyValue> Put(const std::string& key, const std::string& value, int64_t lease);
+    // Deletes every live key in the range in key order; returns their previous versions.
+    std::vector<mvccpb::KeyValue> DeleteRange(std::string_view key, std::string_view range_end);
+    // The revision a read inside this transaction observes.
+    int64_t revision() const { return next_sub_ > 0 ? main_ : main_ - 1; }
+    bool changed() const { return next_sub_ > 0; }
+    void Finish();
+
+   private:
+    MvccStore* store_;
+    rocksdb::WriteBatch* batch_;
+    int64_t main_;
+    int64_t next_sub_ = 0;
+  };
+
+ private:
+  template <typename Fn>
+  void ForEachRecord(std::string_view key, std::string_view range_end, Fn&& fn) const;
+  absl::StatusOr<mvccpb::KeyValue> LoadVersion(const Revision& rev) const;
+
+  Engine* engine_;
+  std::map<std::string, KeyRecord, std::less<>> index_;
+  int64_t current_ = 1;
+  int64_t compacted_ = 0;
+};
+
+}  // namespace leasehold::storage

@@ -1,0 +1,372 @@
+#include "storage/state_machine.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include "storage/etcd_errors.h"
+#include "storage/status_macros.h"
+
+namespace leasehold::storage {
+namespace {
+
+using etcdserverpb::Compare;
+using etcdserverpb::RangeRequest;
+
+// Evaluated before any operation runs: one decision per Txn in depth-first order, so nested
+// transactions see the state from before the outer transaction, as etcd evaluates them.
+using TxnPath = std::vector<bool>;
+
+template <typename T>
+int Sign(const T& a, const T& b) {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+bool CompareResultHolds(Compare::CompareResult result, int cmp) {
+  switch (result) {
+    case Compare::EQUAL: return cmp == 0;
+    case Compare::NOT_EQUAL: return cmp != 0;
+    case Compare::GREATER: return cmp > 0;
+    case Compare::LESS: return cmp < 0;
+    default: return false;
+  }
+}
+
+bool CompareKeyValue(const Compare& c, const mvccpb::KeyValue& kv) {
+  int cmp = 0;
+  switch (c.target()) {
+    case Compare::VALUE: cmp = Sign<std::string>(kv.value(), c.value()); break;
+    case Compare::CREATE: cmp = Sign(kv.create_revision(), c.create_revision()); break;
+    case Compare::MOD: cmp = Sign(kv.mod_revision(), c.mod_revision()); break;
+    case Compare::VERSION: cmp = Sign(kv.version(), c.version()); break;
+    case Compare::LEASE: cmp = Sign(kv.lease(), c.lease()); break;
+    default: return false;
+  }
+  return CompareResultHolds(c.result(), cmp);
+}
+
+void SortKvs(std::vector<mvccpb::KeyValue>* kvs, RangeRequest::SortTarget target, bool descend) {
+  auto key_of = [target](const mvccpb::KeyValue& kv) -> std::tuple<int64_t, const std::string*> {
+    switch (target) {
+      case RangeRequest::VERSION: return {kv.version(), nullptr};
+      case RangeRequest::CREATE: return {kv.create_revision(), nullptr};
+      case RangeRequest::MOD: return {kv.mod_revision(), nullptr};
+      case RangeRequest::VALUE: return {0, &kv.value()};
+      default: return {0, &kv.key()};
+    }
+  };
+  auto less = [&](const mvccpb::KeyValue& a, const mvccpb::KeyValue& b) {
+    auto [na, sa] = key_of(a);
+    auto [nb, sb] = key_of(b);
+    if (sa != nullptr) return descend ? *sb < *sa : *sa < *sb;
+    return descend ? nb < na : na < nb;
+  };
+  std::stable_sort(kvs->begin(), kvs->end(), less);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StateMachine>> StateMachine::Open(Engine* engine, const Options& options) {
+  auto sm = std::unique_ptr<StateMachine>(new StateMachine(engine, options));
+  RETURN_IF_ERROR(sm->RestoreLeases());
+  absl::MutexLock lock(&sm->mu_);
+  RETURN_IF_ERROR(sm->store_.Restore([&](const std::string& key, const KeyRecord& record) {
+    if (record.lease != 0) sm->leases_.Attach(record.lease, key);
+  }));
+  ASSIGN_OR_RETURN(sm->applied_index_, engine->GetMetaU64("ci"));
+  return sm;
+}
+
+absl::Status StateMachine::RestoreLeases() {
+  auto it = engine_->NewIterator();
+  for (it->Seek(std::string(1, keys::kLeasePrefix)); it->Valid(); it->Next()) {
+    if (it->key().size() == 0 || it->key()[0] != keys::kLeasePrefix) break;
+    internalpb::LeaseRecord record;
+    if (!record.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return absl::DataLossError("malformed lease record");
+    }
+    leases_.Grant(record.id(), std::max(record.ttl_seconds(), options_.min_lease_ttl_seconds),
+                  record.deadline_unix_ms());
+  }
+  if (!it->status().ok()) return absl::DataLossError("lease scan failed: " + it->status().ToString());
+  return absl::OkStatus();
+}
+
+uint64_t StateMachine::applied_index() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return applied_index_;
+}
+
+int64_t StateMachine::revision() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return store_.revision();
+}
+
+int64_t StateMachine::compacted_revision() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return store_.compacted_revision();
+}
+
+absl::StatusOr<etcdserverpb::RangeResponse> StateMachine::Range(const RangeRequest& request) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return RangeLocked(request, 0);
+}
+
+absl::StatusOr<etcdserverpb::RangeResponse> StateMachine::RangeLocked(const RangeRequest& request,
+                                                                      int64_t txn_revision) const {
+  const bool filtered = request.min_mod_revision() != 0 || request.max_mod_revision() != 0 ||
+                        request.min_create_revision() != 0 || request.max_create_revision() != 0;
+  auto order = request.sort_order();
+  if (request.sort_target() != RangeRequest::KEY && order == RangeRequest::NONE) order = RangeRequest::ASCEND;
+  const bool key_ordered = order == RangeRequest::NONE ||
+                           (order == RangeRequest::ASCEND && request.sort_target() == RangeRequest::KEY);
+  RangeOptions options;
+  options.revision = request.revision();
+  options.count_only = request.count_only();
+  // Sorting and filtering need every key; otherwise fetch one past the limit to learn `more`.
+  options.limit = (!key_ordered || filtered || request.limit() <= 0) ? 0 : request.limit() + 1;
+  ASSIGN_OR_RETURN(RangeResult result, store_.Range(request.key(), request.range_end(), options));
+
+  std::vector<mvccpb::KeyValue>& kvs = result.kvs;
+  if (filtered) {
+    std::erase_if(kvs, [&](const mvccpb::KeyValue& kv) {
+      return (request.max_mod_revision() != 0 && kv.mod_revision() > request.max_mod_revision()) ||
+             (request.min_mod_revision() != 0 && kv.mod_revision() < request.min_mod_revision()) ||
+             (request.max_create_revision() != 0 && kv.create_revision() > request.max_create_revision()) ||
+             (request.min_create_revision() != 0 && kv.create_revision() < request.min_create_revision());
+    });
+  }
+  if (!key_ordered) SortKvs(&kvs, request.sort_target(), order == RangeRequest::DESCEND);
+
+  etcdserverpb::RangeResponse response;
+  if (request.limit() > 0 && static_cast<int64_t>(kvs.size()) > request.limit()) {
+    kvs.resize(request.limit());
+    response.set_more(true);
+  }
+  response.set_count(result.count);
+  response.mutable_header()->set_revision(txn_revision > 0 ? txn_revision : result.revision);
+  for (auto& kv : kvs) {
+    if (request.keys_only()) kv.clear_value();
+    *response.add_kvs() = std::move(kv);
+  }
+  return response;
+}
+
+bool StateMachine::EvaluateCompare(const etcdserverpb::Compare& c) const {
+  std::vector<mvccpb::KeyValue> kvs;
+  store_.ForEachLive(c.key(), c.range_end(), [&](const std::string& key, const KeyRecord& record) {
+    kvs.push_back(MvccStore::ToKeyValue(key, record));
+  });
+  if (kvs.empty()) {
+    // A missing key compares as a zero KeyValue, except that no value equals a missing one.
+    if (c.target() == Compare::VALUE) return false;
+    return CompareKeyValue(c, mvccpb::KeyValue());
+  }
+  return std::all_of(kvs.begin(), kvs.end(), [&](const mvccpb::KeyValue& kv) { return CompareKeyValue(c, kv); });
+}
+
+namespace {
+
+void ComputePath(const StateMachine* self, const etcdserverpb::TxnRequest& request, TxnPath* path,
+                 const std::function<bool(const Compare&)>& compare) {
+  bool ok = std::all_of(request.compare().begin(), request.compare().end(), compare);
+  path->push_back(ok);
+  for (const auto& op : ok ? request.success() : request.failure()) {
+    if (op.has_request_txn()) ComputePath(self, op.request_txn(), path, compare);
+  }
+}
+
+}  // namespace
+
+absl::Status StateMachine::ApplyPut(MvccStore::WriteTxn& txn, const etcdserverpb::PutRequest& request,
+                                    etcdserverpb::PutResponse* response) {
+  const KeyRecord* existing = store_.FindLive(request.key());
+  if ((request.ignore_value() || request.ignore_lease()) && existing == nullptr) return errors::KeyNotFound();
+  const int64_t old_lease = existing != nullptr ? existing->lease : 0;
+  const int64_t lease = request.ignore_lease() ? old_lease : request.lease();
+  if (lease != 0 && !leases_.Contains(lease)) return errors::LeaseNotFound();
+  std::string value = request.ignore_value() ? existing->value : request.value();
+  auto prev = txn.Put(request.key(), value, lease);
+  if (request.prev_kv() && prev.has_value()) *response->mutable_prev_kv() = std::move(*prev);
+  MoveKey(request.key(), old_lease, lease);
+  response->mutable_header()->set_revision(txn.revision());
+  return absl::OkStatus();
+}
+
+void StateMachine::ApplyDelete(MvccStore::WriteTxn& txn, const etcdserverpb::DeleteRangeRequest& request,
+                               etcdserverpb::DeleteRangeResponse* response) {
+  auto deleted = txn.DeleteRange(request.key(), request.range_end());
+  response->set_deleted(static_cast<int64_t>(deleted.size()));
+  for (auto& kv : deleted) {
+    MoveKey(kv.key(), kv.lease(), 0);
+    if (request.prev_kv()) *response->add_prev_kvs() = std::move(kv);
+  }
+  response->mutable_header()->set_revision(txn.revision());
+}
+
+void StateMachine::MoveKey(const std::string& key, int64_t from, int64_t to) {
+  if (from == to) return;
+  if (from != 0) leases_.Detach(from, key);
+  if (to != 0) leases_.Attach(to, key);
+}
+
+absl::Status StateMachine::CheckTxnOps(const etcdserverpb::TxnRequest& request) const {
+  TxnPath path;
+  ComputePath(this, request, &path, [this](const etcdserverpb::Compare& c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return EvaluateCompare(c); });
+  size_t next = 0;
+  std::function<absl::Status(const etcdserverpb::TxnRequest&)> check =
+      [&](const etcdserverpb::TxnRequest& txn) ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::Status {
+    const bool ok = path[next++];
+    for (const auto& op : ok ? txn.success() : txn.failure()) {
+      if (op.has_request_put()) {
+        const auto& put = op.request_put();
+        const KeyRecord* existing = store_.FindLive(put.key());
+        if ((put.ignore_value() || put.ignore_lease()) && existing == nullptr) return errors::KeyNotFound();
+        const int64_t lease = put.ignore_lease() ? existing->lease : put.lease();
+        if (lease != 0 && !leases_.Contains(lease)) return errors::LeaseNotFound();
+      } else if (op.has_request_range()) {
+        int64_t rev = op.request_range().revision();
+        if (rev > store_.revision()) return errors::FutureRevision();
+        if (rev > 0 && rev < store_.compacted_revision()) return errors::Compacted();
+      } else if (op.has_request_txn()) {
+        RETURN_IF_ERROR(check(op.request_txn()));
+      }
+    }
+    return absl::OkStatus();
+  };
+  return check(request);
+}
+
+absl::Status StateMachine::ApplyTxn(MvccStore::WriteTxn& txn, const etcdserverpb::TxnRequest& request,
+                                    etcdserverpb::TxnResponse* response) {
+  RETURN_IF_ERROR(CheckTxnOps(request));
+  TxnPath path;
+  ComputePath(this, request, &path, [this](const etcdserverpb::Compare& c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return EvaluateCompare(c); });
+  size_t next = 0;
+  std::function<void(const etcdserverpb::TxnRequest&, etcdserverpb::TxnResponse*)> run =
+      [&](const etcdserverpb::TxnRequest& t, etcdserverpb::TxnResponse* out) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    const bool ok = path[next++];
+    out->set_succeeded(ok);
+    for (const auto& op : ok ? t.success() : t.failure()) {
+      auto* result = out->add_responses();
+      if (op.has_request_range()) {
+        auto range = RangeLocked(op.request_range(), txn.revision());
+        // Checked above: a range inside a transaction cannot fail here.
+        if (range.ok()) *result->mutable_response_range() = std::move(*range);
+      } else if (op.has_request_put()) {
+        // Preconditions were checked against the state before the transaction; a put cannot fail here.
+        (void)ApplyPut(txn, op.request_put(), result->mutable_response_put());
+      } else if (op.has_request_delete_range()) {
+        ApplyDelete(txn, op.request_delete_range(), result->mutable_response_delete_range());
+      } else if (op.has_request_txn()) {
+        run(op.request_txn(), result->mutable_response_txn());
+        result->mutable_response_txn()->mutable_header()->set_revision(txn.revision());
+      }
+    }
+  };
+  run(request, response);
+  response->mutable_header()->set_revision(txn.revision());
+  return absl::OkStatus();
+}
+
+void StateMachine::PersistLease(int64_t id, rocksdb::WriteBatch* batch) {
+  auto record = leases_.Record(id);
+  if (!record) return;
+  internalpb::LeaseRecord out;
+  out.set_id(id);
+  out.set_ttl_seconds(record->first);
+  out.set_deadline_unix_ms(record->second);
+  batch->Put(keys::Lease(id), out.SerializeAsString());
+}
+
+absl::Status StateMachine::ApplyLeaseGrant(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch,
+                                           etcdserverpb::LeaseGrantResponse* response) {
+  const auto& request = entry.lease_grant();
+  if (request.id() == 0) return errors::LeaseNotFound();
+  if (request.ttl() > kMaxLeaseTtlSeconds) return errors::LeaseTtlTooLarge();
+  if (leases_.Contains(request.id())) return errors::LeaseExists();
+  const int64_t ttl = std::max(request.ttl(), options_.min_lease_ttl_seconds);
+  leases_.Grant(request.id(), ttl, entry.time_unix_ms() + ttl * 1000);
+  PersistLease(request.id(), batch);
+  response->set_id(request.id());
+  response->set_ttl(ttl);
+  response->mutable_header()->set_revision(store_.revision());
+  return absl::OkStatus();
+}
+
+absl::Status StateMachine::ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* batch,
+                                            etcdserverpb::LeaseRevokeResponse* response) {
+  if (!leases_.Contains(id)) return errors::LeaseNotFound();
+  // Every attached key goes in one revision, in sorted order, so all members write the same bytes.
+  std::vector<std::string> keys = leases_.Revoke(id);
+  MvccStore::WriteTxn txn(&store_, batch);
+  for (const std::string& key : keys) txn.DeleteRange(key, "");
+  txn.Finish();
+  batch->Delete(keys::Lease(id));
+  response->mutable_header()->set_revision(store_.revision());
+  return absl::OkStatus();
+}
+
+void StateMachine::ApplyCheckpoint(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch) {
+  for (const auto& checkpoint : entry.lease_checkpoint().entries()) {
+    if (!leases_.Contains(checkpoint.id())) continue;
+    leases_.Checkpoint(checkpoint.id(), entry.time_unix_ms() + checkpoint.remaining_ms());
+    PersistLease(checkpoint.id(), batch);
+  }
+}
+
+ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalRequest& entry) {
+  absl::MutexLock lock(&mu_);
+  if (index <= applied_index_) {
+    std::cerr << "apply: entry " << index << " is at or below the applied index " << applied_index_ << "\n";
+    std::abort();
+  }
+  ApplyResult result;
+  rocksdb::WriteBatch batch;
+  auto& response = result.response;
+  switch (entry.request_case()) {
+    case internalpb::InternalRequest::kPut: {
+      MvccStore::WriteTxn txn(&store_, &batch);
+      result.status = ApplyPut(txn, entry.put(), response.mutable_put());
+      txn.Finish();
+      break;
+    }
+    case internalpb::InternalRequest::kDeleteRange: {
+      MvccStore::WriteTxn txn(&store_, &batch);
+      ApplyDelete(txn, entry.delete_range(), response.mutable_delete_range());
+      txn.Finish();
+      break;
+    }
+    case internalpb::InternalRequest::kTxn: {
+      MvccStore::WriteTxn txn(&store_, &batch);
+      result.status = ApplyTxn(txn, entry.txn(), response.mutable_txn());
+      txn.Finish();
+      break;
+    }
+    case internalpb::InternalRequest::kCompaction:
+      result.status = store_.Compact(entry.compaction().revision(), &batch);
+      response.mutable_compaction()->mutable_header()->set_revision(store_.revision());
+      break;
+    case internalpb::InternalRequest::kLeaseGrant:
+      result.status = ApplyLeaseGrant(entry, &batch, response.mutable_lease_grant());
+      break;
+    case internalpb::InternalRequest::kLeaseRevoke:
+      result.status = ApplyLeaseRevoke(entry.lease_revoke().id(), &batch, response.mutable_lease_revoke());
+      break;
+    case internalpb::InternalRequest::kLeaseCheckpoint:
+      ApplyCheckpoint(entry, &batch);
+      break;
+    case internalpb::InternalRequest::REQUEST_NOT_SET:
+      break;  // an empty entry (e.g. a new leader's no-op) only advances the applied index
+  }
+  applied_index_ = index;
+  Engine::PutMetaU64(&batch, "ci", index);
+  batch.Delete(keys::LogEntry(index));
+  if (absl::Status written = engine_->Write(&batch, /*sync=*/false); !written.ok()) {
+    std::cerr << "apply: cannot write entry " << index << ": " << written << "\n";
+    std::abort();
+  }
+  return result;
+}
+
+}  // namespace leasehold::storage

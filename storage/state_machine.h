@@ -1,0 +1,88 @@
+// The replicated state machine: the MVCC store and the LeaseCollection, changed only by applying log
+// entries in order. Apply is deterministic: it reads no clock and no randomness (time and ids come
+// inside the entry), so every member that applies the same log reaches the same state.
+//
+// Thread-safety: Apply is called by one thread (the apply loop). Reads (Range, revision, ...) may
+// come from any thread; they take a shared lock and see only fully applied entries.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "etcdserverpb/rpc.pb.h"
+#include "leasehold/internal.pb.h"
+#include "storage/engine.h"
+#include "storage/lease_collection.h"
+#include "storage/mvcc_store.h"
+
+namespace leasehold::storage {
+
+struct ApplyResult {
+  absl::Status status;                     // etcd's error for a rejected request
+  internalpb::InternalResponse response;   // header.revision filled; ids left for the server
+};
+
+class StateMachine {
+ public:
+  struct Options {
+    int64_t min_lease_ttl_seconds = 2;
+  };
+
+  // Restores the store and the leases from `engine` (not owned; must outlive this object).
+  static absl::StatusOr<std::unique_ptr<StateMachine>> Open(Engine* engine, const Options& options);
+
+  // Index of the last applied entry (the consistent index): entries at or below it are never applied
+  // again, which makes replay after a restart exact.
+  uint64_t applied_index() const;
+
+  // Applies the entry at log `index` and writes the result to the engine, unsynced (the entry itself
+  // must already be durable). Precondition: index > applied_index(). A storage failure here would
+  // leave memory and disk apart, so it aborts the process.
+  ApplyResult Apply(uint64_t index, const internalpb::InternalRequest& entry);
+
+  // A serializable read of the current state (or of a past revision).
+  absl::StatusOr<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request) const;
+  int64_t revision() const;
+  int64_t compacted_revision() const;
+
+  LeaseCollection& leases() { return leases_; }
+  const LeaseCollection& leases() const { return leases_; }
+
+ private:
+  StateMachine(Engine* engine, const Options& options) : engine_(engine), options_(options), store_(engine) {}
+
+  absl::Status ApplyPut(MvccStore::WriteTxn& txn, const etcdserverpb::PutRequest& request,
+                        etcdserverpb::PutResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyDelete(MvccStore::WriteTxn& txn, const etcdserverpb::DeleteRangeRequest& request,
+                   etcdserverpb::DeleteRangeResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ApplyTxn(MvccStore::WriteTxn& txn, const etcdserverpb::TxnRequest& request,
+                        etcdserverpb::TxnResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckTxnOps(const etcdserverpb::TxnRequest& request) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  bool EvaluateCompare(const etcdserverpb::Compare& compare) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<etcdserverpb::RangeResponse> RangeLocked(const etcdserverpb::RangeRequest& request,
+                                                          int64_t txn_revision) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::Status ApplyLeaseGrant(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch,
+                               etcdserverpb::LeaseGrantResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* batch,
+                                etcdserverpb::LeaseRevokeResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyCheckpoint(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PersistLease(int64_t id, rocksdb::WriteBatch* batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves `key` from lease `from` to lease `to` (either may be 0).
+  void MoveKey(const std::string& key, int64_t from, int64_t to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RestoreLeases();
+
+  Engine* const engine_;
+  const Options options_;
+  mutable absl::Mutex mu_;
+  MvccStore store_ ABSL_GUARDED_BY(mu_);
+  LeaseCollection leases_;  // internally synchronised; replicated parts change only under mu_
+  uint64_t applied_index_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace leasehold::storage

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Leasehold builds and tests with, when any is missing. Idempotent.
+set -euo pipefail
+PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  librocksdb-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  etcd-client etcd-server bc python3
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Debian starts etcd-server as a system service where it can; Leasehold's tests and benchmarks start
+# their own etcd on other ports, so a stray one on 2379 would only get in the way of `run.sh`.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/dev/null; then
+  $SUDO systemctl stop etcd || true
+  $SUDO systemctl disable etcd || true
+fi

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Drives the real leasehold binary with Debian's etcdctl 3.4 and checks output and exit codes against
+# what etcdctl prints for etcd 3.4 (shared/docs/etcdctl-outputs.md).
+source "$(dirname "$0")/lib.sh"
+e2e_start_server
+HEX='[0-9a-f]{16}'
+
+# --- lease grant ---
+run_ctl lease grant 60
+check_match "lease grant prints id and TTL" "^lease ($HEX) granted with TTL\(60s\)$" "$OUT"
+ID=$(awk '{print $2}' <<<"$OUT")
+run_ctl -w json lease grant 60
+check_match "lease grant -w json" '^\{"cluster_id":[0-9]+,"member_id":[0-9]+,"revision":1,"raft_term":[0-9]+,"ID":[0-9]+,"TTL":60,"Error":""\}$' "$OUT"
+run_ctl lease grant 0
+check_match "TTL below the minimum is raised to 2s" "^lease $HEX granted with TTL\(2s\)$" "$OUT"
+run_ctl lease grant 9000000000
+check_match "maximum TTL accepted" "granted with TTL\(9000000000s\)$" "$OUT"
+run_ctl lease grant 9000000001
+check "TTL above the maximum: exit 1" 1 "$RC"
+check "TTL above the maximum: message" "Error: failed to grant lease (etcdserver: too large lease TTL)" "$ERR"
+
+# --- put with a lease ---
+P=/e2e-$$
+run_ctl put "$P/k1" v1 --lease="$ID"; check "put --lease" "OK" "$OUT"
+run_ctl put "$P/k2" v2 --lease="$ID"
+run_ctl put "$P/k3" v3 --lease="$ID"
+run_ctl put "$P/k4" v4 --lease=1234abcd
+check "put with unknown lease: exit 1" 1 "$RC"
+check "put with unknown lease: message" "Error: etcdserver: requested lease not found" "$ERR"
+run_ctl get "$P/k4"; check "failed put wrote nothing" "" "$OUT"
+run_ctl -w json get "$P/k1"
+check_match "get -w json shows the lease" "\"create_revision\":2,\"mod_revision\":2,\"version\":1,\"value\":\"djE=\",\"lease\":[0-9]+\}\],\"count\":1\}$" "$OUT"
+run_ctl put "$P/k1" v1b --prev-kv
+check "put --prev-kv" "$(printf 'OK\n%s\nv1' "$P/k1")" "$OUT"
+
+# --- lease timetolive ---
+run_ctl lease timetolive "$ID"
+check_match "timetolive" "^lease $ID granted with TTL\(60s\), remaining\((59|60)s\)$" "$OUT"
+run_ctl lease timetolive "$ID" --keys
+check_match "timetolive --keys (k1 was re-put without a lease)" "^lease $ID granted with TTL\(60s\), remaining\((59|60)s\), attached keys\(\[$P/k2 $P/k3\]\)$" "$OUT"
+run_ctl -w json lease timetolive "$ID" --keys
+check_match "timetolive -w json --keys" '"granted-ttl":60,"keys":\["[A-Za-z0-9+/=]+","[A-Za-z0-9+/=]+"\]\}$' "$OUT"
+run_ctl lease timetolive 1234abcd
+check "timetolive of an unknown lease" "lease 000000001234abcd already expired" "$OUT"
+check "timetolive of an unknown lease: exit 0" 0 "$RC"
+run_ctl -w json lease timetolive 1234abcd
+check_match "timetolive unknown -w json" '"id":305441741,"ttl":-1,"granted-ttl":0,"keys":null\}$' "$OUT"
+
+# --- lease list ---
+run_ctl lease list
+# The 2 s lease from "grant 0" may have expired by now: 3 or 4 leases remain.
+check_match "lease list header" "^found [34] leases" "$OUT"
+check_match "lease list has the id" "$ID" "$OUT"
+
+# --- keep-alive ---
+run_ctl lease keep-alive --once "$ID"
+check "keep-alive --once" "lease $ID keepalived with TTL(60)" "$OUT"
+run_ctl lease keep-alive --once 1234abcd
+check "keep-alive --once unknown: exit 2" 2 "$RC"
+check "keep-alive --once unknown: message" "Error: etcdserver: requested lease not found" "$ERR"
+OUT=$(timeout 3 etcdctl --endpoints="$EP" lease keep-alive "$ID" 2>/dev/null)
+check_match "keep-alive streams renewals" "^lease $ID keepalived with TTL\(60\)" "$OUT"
+OUT=$(timeout 5 etcdctl --endpoints="$EP" lease keep-alive 1234abcd 2>/dev/null); RC=$?
+check "keep-alive of an unknown lease ends" "lease 000000001234abcd expired or revoked." "$OUT"
+check "keep-alive of an unknown lease: exit 0" 0 "$RC"
+SHORT=$(ctl lease grant 2 | awk '{print $2}')
+OUT=$(timeout 5 etcdctl --endpoints="$EP" lease keep-alive "$SHORT" 2>/dev/null)
+LINES=$(grep -c "keepalived with TTL(2)" <<<"$OUT")
+if [ "$LINES" -ge 3 ]; then pass "a 2 s lease is renewed every TTL/3 ($LINES renewals in 5 s)"; else fail "2 s lease renewals" "$OUT"; fi
+
+# --- revoke ---
+run_ctl lease revoke "$ID"; check "lease revoke" "lease $ID revoked" "$OUT"
+run_ctl get "$P/k2"; check "revoke deleted the keys" "" "$OUT"
+run_ctl get "$P/k1"; check "a key moved off the lease survives" "$(printf '%s\nv1b' "$P/k1")" "$OUT"
+run_ctl lease revoke "$ID"
+check "second revoke: exit 1" 1 "$RC"
+check "second revoke: message" "Error: failed to revoke lease (etcdserver: requested lease not found)" "$ERR"
+run_ctl lease timetolive "$ID" --keys; check "revoked lease already expired" "lease $ID already expired" "$OUT"
+
+# --- expiry ---
+EXP=$(ctl lease grant 2 | awk '{print $2}')
+ctl put "$P/exp" x --lease="$EXP" >/dev/null
+sleep 3.5
+run_ctl lease timetolive "$EXP"; check "expired lease" "lease $EXP already expired" "$OUT"
+run_ctl get "$P/exp"; check "expired lease took its key" "" "$OUT"
+
+# --- get options ---
+Q=/q-$$
+for k in c a b d; do ctl put "$Q/$k" "val-$k" >/dev/null; done
+run_ctl get "$Q/" --prefix --keys-only
+check "get --prefix --keys-only" "$(printf '%s/a\n\n%s/b\n\n%s/c\n\n%s/d\n' "$Q" "$Q" "$Q" "$Q")" "$OUT"
+run_ctl get "$Q/a" "$Q/c" --print-value-only
+check "get range --print-value-only" "$(printf 'val-a\nval-b')" "$OUT"
+run_ctl get "$Q/" --prefix --limit=2 --print-value-only
+check "get --limit" "$(printf 'val-a\nval-b')" "$OUT"
+run_ctl get "$Q/" --prefix --sort-by=CREATE --order=DESCEND --print-value-only
+check "get --sort-by=CREATE --order=DESCEND" "$(printf 'val-d\nval-b\nval-a\nval-c')" "$OUT"
+REV=$(ctl -w json get "$Q/a" | python3 -c 'import json,sys; print(json.load(sys.stdin)["kvs"][0]["mod_revision"])')
+ctl put "$Q/a" changed >/dev/null
+run_ctl get "$Q/a" --rev="$REV" --print-value-only; check "get --rev" "val-a" "$OUT"
+run_ctl -w json get "$Q/" --prefix --limit=1
+check_match "get -w json more and count" '"more":true,"count":4\}$' "$OUT"
+
+# --- del ---
+run_ctl del "$Q/a" --prev-kv; check "del --prev-kv" "$(printf '1\n%s/a\nchanged' "$Q")" "$OUT"
+run_ctl del "$Q/" --prefix; check "del --prefix" "3" "$OUT"
+run_ctl del "$Q/none"; check "del of a missing key" "0" "$OUT"
+
+# --- txn ---
+ctl put t1 1 >/dev/null
+OUT=$(printf 'val("t1") = "1"\nver("t1") = "1"\nc("t1") > "0"\nm("t1") > "0"\n\nput t1 2\n\nget t1\n\n' | ctl txn)
+check "txn success branch" "$(printf 'SUCCESS\n\nOK')" "$OUT"
+OUT=$(printf 'val("t1") = "1"\n\nput t1 3\n\nget t1\n\n' | ctl txn)
+check "txn failure branch" "$(printf 'FAILURE\n\nt1\n2')" "$OUT"
+OUT=$(printf 'c("missing-key") = "0"\n\nput missing-key new\n\n\n' | ctl -w json txn)
+check_match "txn -w json" '"succeeded":true,"responses":\[\{"Response":\{"ResponsePut":\{"header":\{"revision":[0-9]+\}\}\}\}\]\}$' "$OUT"
+
+# --- compaction ---
+CUR=$(ctl -w json get t1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
+run_ctl compaction "$((CUR - 1))"; check "compaction" "compacted revision $((CUR - 1))" "$OUT"
+run_ctl compaction "$((CUR - 1))"
+check "compaction twice: message" "Error: etcdserver: mvcc: required revision has been compacted" "$ERR"
+run_ctl compaction "$((CUR + 100))"
+check "compaction in the future: message" "Error: etcdserver: mvcc: required revision is a future revision" "$ERR"
+run_ctl get t1 --rev=2
+check "get below the compaction" "Error: etcdserver: mvcc: required revision has been compacted" "$ERR"
+
+# --- status, health, members ---
+run_ctl endpoint status
+check_match "endpoint status" "^$EP, [0-9a-f]+, 3\.4\.23, [0-9.]+ k?B, true, false, [0-9]+, [0-9]+, [0-9]+, $" "$OUT"
+run_ctl -w json endpoint status
+check_match "endpoint status -w json" '"version":"3.4.23","dbSize":[0-9]+,"leader":[0-9]+,"raftIndex":[0-9]+,"raftTerm":[0-9]+,"raftAppliedIndex":[0-9]+' "$OUT"
+OUT=$(ctl endpoint health 2>&1 >/dev/null); RC=$?
+check_match "endpoint health (stderr)" "^$EP is healthy: successfully committed proposal: took = " "$OUT"
+run_ctl member list
+check_match "member list" "^[0-9a-f]+, started, e2e, http://127.0.0.1:2380, http://$EP, false$" "$OUT"
+run_ctl -w json member list
+check_match "member list -w json" '"members":\[\{"ID":[0-9]+,"name":"e2e","peerURLs":\["http://127.0.0.1:2380"\],"clientURLs":\["http://'"$EP"'"\]\}\]\}$' "$OUT"
+
+# --- bad input: the right error, and the server keeps serving ---
+run_ctl put "" x; check "empty key" "Error: etcdserver: key is not provided" "$ERR"
+head -c 1700000 /dev/zero | tr '\0' 'a' > "$E2E_DIR/big"
+OUT=$(ctl put big < "$E2E_DIR/big" 2>&1 | grep -v '"level":"warn"')
+check "request over --max-request-bytes" "Error: etcdserver: request is too large" "$OUT"
+head -c 3000000 /dev/zero | tr '\0' 'a' > "$E2E_DIR/huge"
+OUT=$(ctl put huge < "$E2E_DIR/huge" 2>&1 | grep -v '"level":"warn"')
+check_match "request over the gRPC limit" "^Error: rpc error: code = ResourceExhausted" "$OUT"
+OPS=$(for i in $(seq 1 129); do echo "put many$i x"; done)
+OUT=$(printf '\n%s\n\n\n' "$OPS" | ctl txn 2>&1 | grep -v '"level":"warn"')
+check "txn with 129 operations" "Error: etcdserver: too many operations in txn request" "$OUT"
+OUT=$(printf '\nput dup 1\nput dup 2\n\n\n' | ctl txn 2>&1 | grep -v '"level":"warn"')
+check "txn with a duplicate key" "Error: etcdserver: duplicate key given in txn request" "$OUT"
+run_ctl lease grant 10 ; check_match "still serving after bad input" "granted with TTL\(10s\)" "$OUT"
+
+e2e_finish

@@ -1,0 +1,56 @@
+# Shared helpers for end-to-end tests: start/stop a leasehold server on a free port with its own data
+# dir, run etcdctl against it, and record checks. Source it; call e2e_finish at the end.
+set -u
+LEASEHOLD_BIN="${1:?usage: $0 path/to/leasehold}"
+export ETCDCTL_API=3
+E2E_DIR=$(mktemp -d /tmp/leasehold-e2e.XXXXXX)
+E2E_PASSED=0
+E2E_FAILED=0
+SERVER_PID=""
+trap 'e2e_stop_server; rm -rf "$E2E_DIR"' EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+PORT=$(free_port)
+EP="127.0.0.1:$PORT"
+ctl() { timeout 20 etcdctl --endpoints="$EP" --dial-timeout=2s --command-timeout=5s "$@"; }
+
+# Starts the server on $PORT with data in $E2E_DIR/data (kept across restarts); extra flags pass through.
+e2e_start_server() {
+  "$LEASEHOLD_BIN" --name e2e --data-dir "$E2E_DIR/data" --listen-client-urls "http://$EP" "$@" \
+    >>"$E2E_DIR/server.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do
+    if ctl endpoint status >/dev/null 2>&1; then return 0; fi
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  echo "server did not start; log:"; cat "$E2E_DIR/server.log"; exit 1
+}
+
+e2e_stop_server() { # [signal]
+  [ -n "$SERVER_PID" ] || return 0
+  kill "-${1:-TERM}" "$SERVER_PID" 2>/dev/null
+  wait "$SERVER_PID" 2>/dev/null
+  SERVER_PID=""
+}
+
+pass() { E2E_PASSED=$((E2E_PASSED + 1)); echo "ok   - $1"; }
+fail() { E2E_FAILED=$((E2E_FAILED + 1)); echo "FAIL - $1"; [ $# -gt 1 ] && printf '       %s\n' "$2"; }
+
+# check NAME EXPECTED ACTUAL: exact comparison
+check() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "expected [$2] got [$3]"; fi; }
+# check_match NAME REGEX ACTUAL
+check_match() { if [[ "$3" =~ $2 ]]; then pass "$1"; else fail "$1" "expected /$2/ got [$3]"; fi; }
+
+# run_ctl ARGS...: sets OUT (stdout), ERR (stderr without etcdctl's JSON retry warnings), RC.
+run_ctl() {
+  OUT=$(ctl "$@" 2>"$E2E_DIR/err"); RC=$?
+  ERR=$(grep -v '"level":"warn"' "$E2E_DIR/err")
+}
+
+e2e_finish() {
+  if ! kill -0 "$SERVER_PID" 2>/dev/null && [ -n "$SERVER_PID" ]; then fail "server still running at the end"; fi
+  echo "$E2E_PASSED passed, $E2E_FAILED failed"
+  [ "$E2E_FAILED" -eq 0 ]
+}

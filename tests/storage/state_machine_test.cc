@@ -1,0 +1,301 @@
+// The state machine through its public contract: Apply entries, read back, reopen from disk.
+#include "storage/state_machine.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "storage/temp_dir.h"
+
+namespace leasehold::storage {
+namespace {
+
+using etcdserverpb::Compare;
+
+class StateMachineTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Reopen(); }
+
+  void Reopen() {
+    sm_.reset();
+    engine_.reset();
+    auto engine = Engine::Open(dir_.Sub("db"));
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = std::move(*engine);
+    auto sm = StateMachine::Open(engine_.get(), StateMachine::Options{});
+    ASSERT_TRUE(sm.ok()) << sm.status();
+    sm_ = std::move(*sm);
+    next_index_ = sm_->applied_index() + 1;
+  }
+
+  ApplyResult Apply(internalpb::InternalRequest entry, int64_t time_ms = 1'000'000) {
+    entry.set_time_unix_ms(time_ms);
+    return sm_->Apply(next_index_++, entry);
+  }
+
+  ApplyResult Put(const std::string& key, const std::string& value, int64_t lease = 0) {
+    internalpb::InternalRequest e;
+    e.mutable_put()->set_key(key);
+    e.mutable_put()->set_value(value);
+    e.mutable_put()->set_lease(lease);
+    return Apply(e);
+  }
+
+  ApplyResult Delete(const std::string& key, const std::string& end = "") {
+    internalpb::InternalRequest e;
+    e.mutable_delete_range()->set_key(key);
+    e.mutable_delete_range()->set_range_end(end);
+    e.mutable_delete_range()->set_prev_kv(true);
+    return Apply(e);
+  }
+
+  ApplyResult Grant(int64_t id, int64_t ttl) {
+    internalpb::InternalRequest e;
+    e.mutable_lease_grant()->set_id(id);
+    e.mutable_lease_grant()->set_ttl(ttl);
+    return Apply(e);
+  }
+
+  ApplyResult Revoke(int64_t id) {
+    internalpb::InternalRequest e;
+    e.mutable_lease_revoke()->set_id(id);
+    return Apply(e);
+  }
+
+  etcdserverpb::RangeResponse Get(const std::string& key, const std::string& end = "", int64_t rev = 0) {
+    etcdserverpb::RangeRequest r;
+    r.set_key(key);
+    r.set_range_end(end);
+    r.set_revision(rev);
+    auto result = sm_->Range(r);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : etcdserverpb::RangeResponse();
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<StateMachine> sm_;
+  uint64_t next_index_ = 1;
+};
+
+TEST_F(StateMachineTest, RevisionsFollowEtcd) {
+  EXPECT_EQ(sm_->revision(), 1);
+  EXPECT_EQ(Put("a", "1").response.put().header().revision(), 2);
+  EXPECT_EQ(Put("a", "2").response.put().header().revision(), 3);
+  auto kv = Get("a").kvs(0);
+  EXPECT_EQ(kv.create_revision(), 2);
+  EXPECT_EQ(kv.mod_revision(), 3);
+  EXPECT_EQ(kv.version(), 2);
+  auto del = Delete("a");
+  EXPECT_EQ(del.response.delete_range().deleted(), 1);
+  EXPECT_EQ(del.response.delete_range().prev_kvs(0).value(), "2");
+  EXPECT_EQ(sm_->revision(), 4);
+  // Deleting nothing does not advance the revision.
+  EXPECT_EQ(Delete("a").response.delete_range().header().revision(), 4);
+  Put("a", "3");
+  kv = Get("a").kvs(0);
+  EXPECT_EQ(kv.create_revision(), 5);
+  EXPECT_EQ(kv.version(), 1);
+  // History: at revision 3 the key held "2"; at 4 it did not exist.
+  EXPECT_EQ(Get("a", "", 3).kvs(0).value(), "2");
+  EXPECT_EQ(Get("a", "", 4).kvs_size(), 0);
+}
+
+TEST_F(StateMachineTest, RangeOptions) {
+  for (std::string k : {"p/c", "p/a", "p/b", "q"}) Put(k, "v" + k);
+  etcdserverpb::RangeRequest r;
+  r.set_key("p/");
+  r.set_range_end("p0");
+  r.set_limit(2);
+  auto resp = *sm_->Range(r);
+  ASSERT_EQ(resp.kvs_size(), 2);
+  EXPECT_EQ(resp.kvs(0).key(), "p/a");
+  EXPECT_TRUE(resp.more());
+  EXPECT_EQ(resp.count(), 3);
+  r.set_sort_target(etcdserverpb::RangeRequest::CREATE);
+  r.set_sort_order(etcdserverpb::RangeRequest::DESCEND);
+  r.set_limit(1);
+  resp = *sm_->Range(r);
+  EXPECT_EQ(resp.kvs(0).key(), "p/b");
+  r.set_max_create_revision(3);
+  resp = *sm_->Range(r);
+  EXPECT_EQ(resp.kvs(0).key(), "p/a");
+  r.Clear();
+  r.set_key(std::string(1, '\0'));
+  r.set_range_end(std::string(1, '\0'));
+  r.set_keys_only(true);
+  resp = *sm_->Range(r);
+  EXPECT_EQ(resp.kvs_size(), 4);
+  EXPECT_TRUE(resp.kvs(0).value().empty());
+  r.set_count_only(true);
+  resp = *sm_->Range(r);
+  EXPECT_EQ(resp.kvs_size(), 0);
+  EXPECT_EQ(resp.count(), 4);
+}
+
+TEST_F(StateMachineTest, CompactionKeepsLatestAndRefusesOldOrFuture) {
+  Put("a", "1");
+  Put("a", "2");
+  Put("b", "1");
+  Delete("b");  // revision 5
+  internalpb::InternalRequest c;
+  c.mutable_compaction()->set_revision(4);
+  EXPECT_TRUE(Apply(c).status.ok());
+  EXPECT_EQ(Apply(c).status.message(), "etcdserver: mvcc: required revision has been compacted");
+  c.mutable_compaction()->set_revision(100);
+  EXPECT_EQ(Apply(c).status.message(), "etcdserver: mvcc: required revision is a future revision");
+  etcdserverpb::RangeRequest r;
+  r.set_key("a");
+  r.set_revision(2);
+  EXPECT_EQ(sm_->Range(r).status().message(), "etcdserver: mvcc: required revision has been compacted");
+  EXPECT_EQ(Get("a", "", 4).kvs(0).value(), "2");
+  EXPECT_EQ(Get("b", "", 4).kvs(0).value(), "1");
+  Reopen();
+  EXPECT_EQ(sm_->compacted_revision(), 4);
+  EXPECT_EQ(Get("a", "", 4).kvs(0).value(), "2");
+}
+
+TEST_F(StateMachineTest, TxnComparesAndNestedHeaders) {
+  Grant(9, 30);
+  Put("k", "v", 9);  // revision 2
+  internalpb::InternalRequest e;
+  auto* txn = e.mutable_txn();
+  auto* cmp = txn->add_compare();
+  cmp->set_key("k");
+  cmp->set_target(Compare::VALUE);
+  cmp->set_value("v");
+  cmp = txn->add_compare();
+  cmp->set_key("k");
+  cmp->set_target(Compare::LEASE);
+  cmp->set_lease(9);
+  cmp = txn->add_compare();
+  cmp->set_key("missing");
+  cmp->set_target(Compare::CREATE);
+  cmp->set_create_revision(0);
+  auto* put = txn->add_success()->mutable_request_put();
+  put->set_key("k2");
+  put->set_value("x");
+  txn->add_success()->mutable_request_range()->set_key("k2");
+  txn->add_failure()->mutable_request_range()->set_key("k");
+  auto result = Apply(e);
+  ASSERT_TRUE(result.status.ok());
+  const auto& resp = result.response.txn();
+  EXPECT_TRUE(resp.succeeded());
+  EXPECT_EQ(resp.header().revision(), 3);
+  EXPECT_EQ(resp.responses(0).response_put().header().revision(), 3);
+  EXPECT_EQ(resp.responses(1).response_range().kvs(0).value(), "x");
+
+  // A failing compare takes the failure branch; a read-only branch keeps the revision.
+  txn->mutable_compare(0)->set_value("other");
+  result = Apply(e);
+  EXPECT_FALSE(result.response.txn().succeeded());
+  EXPECT_EQ(result.response.txn().header().revision(), 3);
+  // A VALUE compare on a missing key is false whatever the operator.
+  cmp = txn->mutable_compare(0);
+  cmp->set_key("nope");
+  cmp->set_result(Compare::NOT_EQUAL);
+  EXPECT_FALSE(Apply(e).response.txn().succeeded());
+}
+
+TEST_F(StateMachineTest, TxnWithUnknownLeaseFailsWhole) {
+  internalpb::InternalRequest e;
+  auto* put = e.mutable_txn()->add_success()->mutable_request_put();
+  put->set_key("a");
+  put->set_lease(12345);
+  auto* put2 = e.mutable_txn()->add_success()->mutable_request_put();
+  put2->set_key("b");
+  auto result = Apply(e);
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Get("b").kvs_size(), 0);
+  EXPECT_EQ(sm_->revision(), 1);
+}
+
+TEST_F(StateMachineTest, LeaseGrantRules) {
+  auto r = Grant(1, 0);
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_EQ(r.response.lease_grant().ttl(), 2);  // raised to the minimum
+  EXPECT_EQ(Grant(1, 10).status.message(), "etcdserver: lease already exists");
+  EXPECT_EQ(Grant(1, 10).status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Grant(2, kMaxLeaseTtlSeconds + 1).status.message(), "etcdserver: too large lease TTL");
+  EXPECT_TRUE(Grant(3, kMaxLeaseTtlSeconds).status.ok());
+  EXPECT_TRUE(Grant(-5, 10).status.ok());  // negative client-chosen ids are valid
+  EXPECT_EQ(sm_->revision(), 1);           // grants do not touch the key space
+}
+
+TEST_F(StateMachineTest, PutWithUnknownLeaseWritesNothing) {
+  auto r = Put("a", "1", 77);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(r.status.message(), "etcdserver: requested lease not found");
+  EXPECT_EQ(Get("a").kvs_size(), 0);
+  EXPECT_EQ(sm_->revision(), 1);
+}
+
+TEST_F(StateMachineTest, RevokeDeletesKeysInOneRevisionSorted) {
+  Grant(5, 30);
+  Put("z", "1", 5);
+  Put("a", "1", 5);
+  Put("m", "1", 5);  // revision 4
+  auto r = Revoke(5);
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_EQ(r.response.lease_revoke().header().revision(), 5);
+  EXPECT_EQ(Get("a", std::string(1, '\0')).kvs_size(), 0);
+  // One revision, sub-revisions in key order: the tombstones sit at (5,0) a, (5,1) m, (5,2) z.
+  EXPECT_EQ(Get("a", "", 4).kvs_size(), 1);
+  EXPECT_EQ(Revoke(5).status.code(), absl::StatusCode::kNotFound);
+  // A lease with no keys revokes without a new revision.
+  Grant(6, 30);
+  EXPECT_EQ(Revoke(6).response.lease_revoke().header().revision(), 5);
+}
+
+TEST_F(StateMachineTest, LeaseSwitchAndDetach) {
+  Grant(1, 30);
+  Grant(2, 30);
+  Put("foo", "a", 1);
+  Put("foo", "b", 2);  // switches to lease 2
+  Revoke(1);
+  EXPECT_EQ(Get("foo").kvs_size(), 1);
+  Put("foo", "c");  // no lease: detached from 2
+  Revoke(2);
+  EXPECT_EQ(Get("foo").kvs_size(), 1);
+  Grant(3, 30);
+  Put("bar", "a", 3);
+  internalpb::InternalRequest e;
+  e.mutable_put()->set_key("bar");
+  e.mutable_put()->set_value("b");
+  e.mutable_put()->set_ignore_lease(true);
+  ASSERT_TRUE(Apply(e).status.ok());
+  EXPECT_EQ(Get("bar").kvs(0).lease(), 3);
+  e.mutable_put()->set_key("nokey");
+  EXPECT_EQ(Apply(e).status.message(), "etcdserver: key not found");
+  Revoke(3);
+  EXPECT_EQ(Get("bar").kvs_size(), 0);
+}
+
+TEST_F(StateMachineTest, RestartRestoresKeysLeasesAndIndex) {
+  Grant(1, 60);
+  Put("a", "1", 1);
+  Put("b", "2");
+  const uint64_t applied = sm_->applied_index();
+  Reopen();
+  EXPECT_EQ(sm_->applied_index(), applied);
+  EXPECT_EQ(sm_->revision(), 3);
+  EXPECT_EQ(Get("a").kvs(0).lease(), 1);
+  auto ttl = sm_->leases().Lookup(1, 1'000'000, true);
+  ASSERT_TRUE(ttl.has_value());
+  EXPECT_EQ(ttl->keys, std::vector<std::string>{"a"});
+  EXPECT_EQ(ttl->remaining_seconds, 60);  // the deadline is the grant time plus TTL
+  Revoke(1);
+  EXPECT_EQ(Get("a").kvs_size(), 0);
+  EXPECT_EQ(Get("b").kvs_size(), 1);
+}
+
+TEST(EngineTest, RefusesForeignDataDir) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.Sub("foreign"));
+  { std::ofstream(dir.Sub("foreign/notes.txt")) << "not a database"; }
+  auto engine = Engine::Open(dir.Sub("foreign"));
+  EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace leasehold::storage

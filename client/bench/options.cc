@@ -1,0 +1,119 @@
+#include "client/bench/options.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace leasehold::bench {
+namespace {
+
+const char kUsage[] =
+    "usage: leasehold-bench WORKLOAD [flags]\n"
+    "Drives any etcd v3 gRPC server (Leasehold or etcd) and reports ops/s, errors by code and latency.\n\n"
+    "workloads:\n"
+    "  lease-grant        LeaseGrant (then LeaseRevoke unless --revoke=false)\n"
+    "  lease-keepalive    LeaseKeepAlive over --clients streams, --leases-per-stream leases each\n"
+    "  lease-timetolive   LeaseTimeToLive on one lease per client\n"
+    "  put                Put, --key-size/--value-size/--key-space, --with-lease\n"
+    "  range              Range of single keys, linearizable or --serializable\n"
+    "  txn-lock           etcd's Mutex cycle: grant, txn put-if-absent, range owner, delete, revoke,\n"
+    "                     checking that fencing tokens (create_revision) only grow per lock\n"
+    "  expiry-storm       grant --storm-leases leases of --storm-ttl s, one key each; time until all keys\n"
+    "                     are gone, and the p99 of a background put load before and during the storm\n\n"
+    "flags:\n"
+    "  --endpoints=host:port[,...]  --conns=N  --clients=N  --total=N | --duration=SECONDS\n"
+    "  --rate=OPS_PER_S (open loop; latency from the intended start)  --json\n"
+    "  --ttl=S --revoke=BOOL --leases-per-stream=N --key-size=N --value-size=N --key-space=N\n"
+    "  --with-lease --serializable --locks=N --storm-leases=N --storm-ttl=S --storm-put-rate=R\n";
+
+[[noreturn]] void Usage(const std::string& error) {
+  if (!error.empty()) std::fprintf(stderr, "leasehold-bench: %s\n\n", error.c_str());
+  std::fputs(kUsage, error.empty() ? stdout : stderr);
+  std::exit(error.empty() ? 0 : 2);
+}
+
+int64_t Int(const std::string& name, const std::string& v) {
+  char* end = nullptr;
+  long long parsed = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || parsed < 0) Usage("bad value for --" + name + ": " + v);
+  return parsed;
+}
+
+double Double(const std::string& name, const std::string& v) {
+  char* end = nullptr;
+  double parsed = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || parsed < 0) Usage("bad value for --" + name + ": " + v);
+  return parsed;
+}
+
+bool Bool(const std::string& name, const std::string& v) {
+  if (v.empty() || v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  Usage("bad value for --" + name + ": " + v);
+}
+
+}  // namespace
+
+Options ParseOptions(int argc, char** argv) {
+  Options o;
+  using Setter = std::function<void(const std::string&, const std::string&)>;
+  const std::map<std::string, Setter> setters = {
+      {"endpoints", [&](auto&, auto& v) {
+         o.endpoints.clear();
+         std::stringstream ss(v);
+         for (std::string ep; std::getline(ss, ep, ',');) {
+           if (ep.rfind("http://", 0) == 0) ep = ep.substr(7);
+           if (!ep.empty()) o.endpoints.push_back(ep);
+         }
+         if (o.endpoints.empty()) Usage("--endpoints is empty");
+       }},
+      {"conns", [&](auto& n, auto& v) { o.conns = static_cast<int>(std::max<int64_t>(1, Int(n, v))); }},
+      {"clients", [&](auto& n, auto& v) { o.clients = static_cast<int>(std::max<int64_t>(1, Int(n, v))); }},
+      {"total", [&](auto& n, auto& v) { o.total = Int(n, v); }},
+      {"duration", [&](auto& n, auto& v) { o.duration_s = Double(n, v); }},
+      {"rate", [&](auto& n, auto& v) { o.rate = Double(n, v); }},
+      {"json", [&](auto& n, auto& v) { o.json = Bool(n, v); }},
+      {"ttl", [&](auto& n, auto& v) { o.ttl = Int(n, v); }},
+      {"revoke", [&](auto& n, auto& v) { o.revoke = Bool(n, v); }},
+      {"leases-per-stream", [&](auto& n, auto& v) { o.leases_per_stream = static_cast<int>(std::max<int64_t>(1, Int(n, v))); }},
+      {"key-size", [&](auto& n, auto& v) { o.key_size = static_cast<int>(std::max<int64_t>(1, Int(n, v))); }},
+      {"value-size", [&](auto& n, auto& v) { o.value_size = static_cast<int>(Int(n, v)); }},
+      {"key-space", [&](auto& n, auto& v) { o.key_space = std::max<int64_t>(1, Int(n, v)); }},
+      {"with-lease", [&](auto& n, auto& v) { o.with_lease = Bool(n, v); }},
+      {"serializable", [&](auto& n, auto& v) { o.serializable = Bool(n, v); }},
+      {"locks", [&](auto& n, auto& v) { o.locks = static_cast<int>(Int(n, v)); }},
+      {"storm-leases", [&](auto& n, auto& v) { o.storm_leases = std::max<int64_t>(1, Int(n, v)); }},
+      {"storm-ttl", [&](auto& n, auto& v) { o.storm_ttl = std::max<int64_t>(1, Int(n, v)); }},
+      {"storm-put-rate", [&](auto& n, auto& v) { o.storm_put_rate = Double(n, v); }},
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") Usage("");
+    if (arg.rfind("--", 0) != 0) {
+      if (!o.workload.empty()) Usage("unexpected argument: " + arg);
+      o.workload = arg;
+      continue;
+    }
+    std::string name = arg.substr(2), value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    auto it = setters.find(name);
+    if (it == setters.end()) Usage("unknown flag --" + name);
+    const bool boolean = name == "json" || name == "revoke" || name == "with-lease" || name == "serializable";
+    if (!has_value && !boolean) {
+      if (i + 1 >= argc) Usage("--" + name + " needs a value");
+      value = argv[++i];
+    }
+    it->second(name, value);
+  }
+  if (o.workload.empty()) Usage("no workload given");
+  return o;
+}
+
+}  // namespace leasehold::bench

@@ -1,0 +1,328 @@
+#include "client/bench/workloads.h"
+
+#include <atomic>
+#include <future>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "client/bench/keepalive_load.h"
+#include "client/bench/unary_call.h"
+
+namespace leasehold::bench {
+namespace {
+
+using etcdserverpb::Compare;
+using etcdserverpb::RangeRequest;
+
+// ---- single calls ----
+
+void Grant(Connections& c, int client, int64_t ttl, std::function<void(const grpc::Status&, int64_t)> then) {
+  etcdserverpb::LeaseGrantRequest req;
+  req.set_ttl(ttl);
+  auto* stub = c.lease(client);
+  CallUnary<etcdserverpb::LeaseGrantRequest, etcdserverpb::LeaseGrantResponse>(
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->LeaseGrant(ctx, rq, rs, std::move(cb)); },
+      std::move(req), [then = std::move(then)](const grpc::Status& s, const auto& resp) { then(s, resp.id()); });
+}
+
+void Revoke(Connections& c, int client, int64_t id, OpDone then) {
+  etcdserverpb::LeaseRevokeRequest req;
+  req.set_id(id);
+  auto* stub = c.lease(client);
+  CallUnary<etcdserverpb::LeaseRevokeRequest, etcdserverpb::LeaseRevokeResponse>(
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->LeaseRevoke(ctx, rq, rs, std::move(cb)); },
+      std::move(req), [then = std::move(then)](const grpc::Status& s, const auto&) { then(s); });
+}
+
+void Put(Connections& c, int client, std::string key, std::string value, int64_t lease, OpDone then) {
+  etcdserverpb::PutRequest req;
+  req.set_key(std::move(key));
+  req.set_value(std::move(value));
+  req.set_lease(lease);
+  auto* stub = c.kv(client);
+  CallUnary<etcdserverpb::PutRequest, etcdserverpb::PutResponse>(
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->Put(ctx, rq, rs, std::move(cb)); },
+      std::move(req), [then = std::move(then)](const grpc::Status& s, const auto&) { then(s); });
+}
+
+void Range(Connections& c, int client, RangeRequest req,
+           std::function<void(const grpc::Status&, const etcdserverpb::RangeResponse&)> then) {
+  auto* stub = c.kv(client);
+  CallUnary<RangeRequest, etcdserverpb::RangeResponse>(
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->Range(ctx, rq, rs, std::move(cb)); },
+      std::move(req), std::move(then));
+}
+
+void Txn(Connections& c, int client, etcdserverpb::TxnRequest req,
+         std::function<void(const grpc::Status&, const etcdserverpb::TxnResponse&)> then) {
+  auto* stub = c.kv(client);
+  CallUnary<etcdserverpb::TxnRequest, etcdserverpb::TxnResponse>(
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->Txn(ctx, rq, rs, std::move(cb)); },
+      std::move(req), std::move(then));
+}
+
+void Delete(Connections& c, int client, std::string key, OpDone then) {
+  etcdserverpb::DeleteRangeRequest req;
+  req.set_key(std::move(key));
+  auto* stub = c.kv(client);
+  CallUnary<etcdserverpb::DeleteRangeRequest, etcdserverpb::DeleteRangeResponse>(
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->DeleteRange(ctx, rq, rs, std::move(cb)); },
+      std::move(req), [then = std::move(then)](const grpc::Status& s, const auto&) { then(s); });
+}
+
+std::string KeyOf(int64_t n, int size, const std::string& prefix = "bench/") {
+  std::string digits = std::to_string(n);
+  std::string key = prefix;
+  if (static_cast<int>(digits.size()) < size) key.append(size - digits.size(), '0');
+  return key + digits;
+}
+
+LoadSpec SpecOf(const Options& o) { return LoadSpec{o.clients, o.total, o.duration_s, o.rate}; }
+
+// Grants `count` leases with the given TTL using `concurrency` closed-loop clients.
+std::vector<int64_t> GrantMany(Connections& c, int64_t count, int64_t ttl, int concurrency) {
+  std::vector<int64_t> ids(static_cast<size_t>(count), 0);
+  std::atomic<int64_t> next{0};
+  RunLoad(LoadSpec{concurrency, count, 0, 0}, [&](int client, OpDone done) {
+    const int64_t slot = next.fetch_add(1);
+    Grant(c, client, ttl, [&ids, slot, done](const grpc::Status& s, int64_t id) {
+      if (s.ok()) ids[static_cast<size_t>(slot)] = id;
+      done(s);
+    });
+  });
+  return ids;
+}
+
+// Per-client pseudo-random streams, seeded by client index so runs are comparable.
+class ClientRandom {
+ public:
+  explicit ClientRandom(int clients) {
+    for (int i = 0; i < clients; ++i) engines_.emplace_back(std::make_unique<std::mt19937_64>(0x5eed + i));
+  }
+  uint64_t Next(int client) { return (*engines_[static_cast<size_t>(client)])(); }
+
+ private:
+  std::vector<std::unique_ptr<std::mt19937_64>> engines_;
+};
+
+// ---- workloads ----
+
+Report LeaseGrantLoad(const Options& o, Connections& c) {
+  Report r;
+  r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
+    Grant(c, client, o.ttl, [&c, &o, client, done](const grpc::Status& s, int64_t id) {
+      // The revoke keeps the lease count bounded; it is not part of the measured operation.
+      if (s.ok() && o.revoke) Revoke(c, client, id, [](const grpc::Status&) {});
+      done(s);
+    });
+  });
+  return r;
+}
+
+Report TimeToLiveLoad(const Options& o, Connections& c) {
+  auto ids = GrantMany(c, o.clients, 3600, std::min(o.clients, 64));
+  Report r;
+  r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
+    etcdserverpb::LeaseTimeToLiveRequest req;
+    req.set_id(ids[static_cast<size_t>(client)]);
+    auto* stub = c.lease(client);
+    CallUnary<etcdserverpb::LeaseTimeToLiveRequest, etcdserverpb::LeaseTimeToLiveResponse>(
+        [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->LeaseTimeToLive(ctx, rq, rs, std::move(cb)); },
+        std::move(req), [done](const grpc::Status& s, const auto& resp) {
+          done(s.ok() && resp.ttl() <= 0 ? grpc::Status(grpc::StatusCode::NOT_FOUND, "lease gone") : s);
+        });
+  });
+  for (int64_t id : ids) Revoke(c, 0, id, [](const grpc::Status&) {});
+  return r;
+}
+
+Report PutLoad(const Options& o, Connections& c) {
+  std::vector<int64_t> leases(static_cast<size_t>(o.clients), 0);
+  if (o.with_lease) leases = GrantMany(c, o.clients, 3600, std::min(o.clients, 64));
+  ClientRandom random(o.clients);
+  const std::string value(static_cast<size_t>(o.value_size), 'x');
+  Report r;
+  r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
+    const int64_t n = static_cast<int64_t>(random.Next(client) % static_cast<uint64_t>(o.key_space));
+    Put(c, client, KeyOf(n, o.key_size), value, leases[static_cast<size_t>(client)], std::move(done));
+  });
+  if (o.with_lease) {
+    for (int64_t id : leases) Revoke(c, 0, id, [](const grpc::Status&) {});
+  }
+  return r;
+}
+
+Report RangeLoad(const Options& o, Connections& c) {
+  const int64_t keys = std::min<int64_t>(o.key_space, 10000);
+  const std::string value(static_cast<size_t>(o.value_size), 'x');
+  RunLoad(LoadSpec{std::min(o.clients, 64), keys, 0, 0}, [&, next = std::make_shared<std::atomic<int64_t>>(0)](
+                                                             int client, OpDone done) {
+    Put(c, client, KeyOf(next->fetch_add(1), o.key_size), value, 0, std::move(done));
+  });
+  ClientRandom random(o.clients);
+  Report r;
+  r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
+    RangeRequest req;
+    req.set_key(KeyOf(static_cast<int64_t>(random.Next(client) % static_cast<uint64_t>(keys)), o.key_size));
+    req.set_serializable(o.serializable);
+    Range(c, client, std::move(req), [done](const grpc::Status& s, const auto&) { done(s); });
+  });
+  return r;
+}
+
+// etcd's concurrency.Mutex, uncontended (one lock name per client by default): each cycle grants a
+// session lease, takes the lock with a put-if-absent transaction, reads the owner, checks that the
+// fencing token (the lock key's create_revision) is higher than any earlier holder's, then releases
+// by deleting the key and revoking the lease.
+Report TxnLockLoad(const Options& o, Connections& c) {
+  const int locks = o.locks > 0 ? o.locks : o.clients;
+  if (locks < o.clients) {
+    std::fprintf(stderr, "txn-lock: contended locks (--locks < --clients) wait on Watch, which this tool "
+                         "does not drive yet; use --locks=0\n");
+    std::exit(2);
+  }
+  auto last_token = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(locks));
+  for (int i = 0; i < locks; ++i) last_token[i] = 0;
+  std::atomic<int64_t> fencing_violations{0}, not_acquired{0};
+  Report r;
+  r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
+    const int lock = client % locks;
+    Grant(c, client, 10, [&, client, lock, done](const grpc::Status& s, int64_t lease) {
+      if (!s.ok()) return done(s);
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(lease));
+      const std::string prefix = "bench-lock/" + std::to_string(lock) + "/";
+      const std::string my_key = prefix + hex;
+      etcdserverpb::TxnRequest txn;
+      auto* cmp = txn.add_compare();
+      cmp->set_key(my_key);
+      cmp->set_target(Compare::CREATE);
+      cmp->set_result(Compare::EQUAL);
+      cmp->set_create_revision(0);
+      auto* put = txn.add_success()->mutable_request_put();
+      put->set_key(my_key);
+      put->set_lease(lease);
+      RangeRequest owner;
+      owner.set_key(prefix);
+      owner.set_range_end(prefix.substr(0, prefix.size() - 1) + "0");
+      owner.set_sort_target(RangeRequest::CREATE);
+      owner.set_sort_order(RangeRequest::ASCEND);
+      owner.set_limit(1);
+      *txn.add_success()->mutable_request_range() = owner;
+      txn.add_failure()->mutable_request_range()->set_key(my_key);
+      *txn.add_failure()->mutable_request_range() = owner;
+      Txn(c, client, std::move(txn), [&, client, lock, lease, my_key, done](const grpc::Status& s, const auto& resp) {
+        if (!s.ok()) return done(s);
+        const int64_t my_rev = resp.header().revision();
+        const auto& owners = resp.responses(1).response_range();
+        if (!resp.succeeded() || owners.kvs_size() != 1 || owners.kvs(0).create_revision() != my_rev) {
+          not_acquired.fetch_add(1);
+        } else {
+          // The fencing token must exceed every earlier holder's.
+          int64_t prev = last_token[lock].load();
+          while (prev < my_rev && !last_token[lock].compare_exchange_weak(prev, my_rev)) {
+          }
+          if (prev >= my_rev) fencing_violations.fetch_add(1);
+        }
+        Delete(c, client, my_key, [&c, client, lease, done](const grpc::Status& s) {
+          if (!s.ok()) return done(s);
+          Revoke(c, client, lease, done);
+        });
+      });
+    });
+  });
+  r.extras.emplace_back("fencing_violations", static_cast<double>(fencing_violations.load()));
+  r.extras.emplace_back("not_acquired", static_cast<double>(not_acquired.load()));
+  return r;
+}
+
+// Grants many short leases with one key each, then measures how long the server takes to make every
+// key vanish, while an open-loop put load measures its own latency before and during the storm.
+Report ExpiryStormLoad(const Options& o, Connections& c) {
+  const std::string value(16, 'x');
+  LoadSpec background{std::min(o.clients, 16), 0, 5.0, o.storm_put_rate};
+  auto put_op = [&](int client, OpDone done) {
+    static std::atomic<int64_t> n{0};
+    Put(c, client, KeyOf(n.fetch_add(1) % 1000, 8, "storm-bg/"), value, 0, std::move(done));
+  };
+  LoadResult baseline = RunLoad(background, put_op);
+
+  const auto granting = std::chrono::steady_clock::now();
+  std::atomic<int64_t> next{0};
+  RunLoad(LoadSpec{std::min(o.clients, 128), o.storm_leases, 0, 0}, [&](int client, OpDone done) {
+    const int64_t i = next.fetch_add(1);
+    Grant(c, client, o.storm_ttl, [&c, client, i, done](const grpc::Status& s, int64_t id) {
+      if (!s.ok()) return done(s);
+      Put(c, client, KeyOf(i, 8, "storm/"), "x", id, done);
+    });
+  });
+  const auto granted = std::chrono::steady_clock::now();
+  const auto first_deadline = granting + std::chrono::seconds(o.storm_ttl);
+
+  std::atomic<bool> drained{false};
+  double drain_seconds = -1;
+  std::thread watcher([&] {
+    while (std::chrono::steady_clock::now() < granted + std::chrono::seconds(600)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      RangeRequest req;
+      req.set_key("storm/");
+      req.set_range_end("storm0");
+      req.set_count_only(true);
+      std::promise<int64_t> count;
+      Range(c, 0, req, [&count](const grpc::Status& s, const auto& resp) { count.set_value(s.ok() ? resp.count() : -1); });
+      if (count.get_future().get() == 0) {
+        drain_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_deadline).count();
+        break;
+      }
+    }
+    drained = true;
+  });
+  // Background puts for as long as the storm lasts.
+  LoadResult during;
+  const double storm_window = std::chrono::duration<double>(granted - granting).count() + static_cast<double>(o.storm_ttl);
+  background.duration_s = std::max(5.0, storm_window);
+  during = RunLoad(background, put_op);
+  watcher.join();
+
+  Report r;
+  r.load = during;
+  r.extras.emplace_back("leases", static_cast<double>(o.storm_leases));
+  r.extras.emplace_back("grant_phase_s", std::chrono::duration<double>(granted - granting).count());
+  r.extras.emplace_back("drain_s_after_first_deadline", drain_seconds);
+  r.extras.emplace_back("put_p99_ms_baseline", static_cast<double>(baseline.latency.Percentile(99)) / 1000.0);
+  r.extras.emplace_back("put_p99_ms_during_storm", static_cast<double>(during.latency.Percentile(99)) / 1000.0);
+  return r;
+}
+
+}  // namespace
+
+bool RunWorkload(const Options& o, Connections& c, Report* report, std::string* error) {
+  report->workload = o.workload;
+  if (o.workload == "lease-grant") {
+    *report = LeaseGrantLoad(o, c);
+  } else if (o.workload == "lease-keepalive") {
+    auto ids = GrantMany(c, static_cast<int64_t>(o.clients) * o.leases_per_stream, o.ttl, std::min(o.clients, 64));
+    report->load = RunKeepAliveLoad(o, c, ids);
+  } else if (o.workload == "lease-timetolive") {
+    *report = TimeToLiveLoad(o, c);
+  } else if (o.workload == "put") {
+    *report = PutLoad(o, c);
+  } else if (o.workload == "range") {
+    *report = RangeLoad(o, c);
+  } else if (o.workload == "txn-lock") {
+    *report = TxnLockLoad(o, c);
+  } else if (o.workload == "expiry-storm") {
+    *report = ExpiryStormLoad(o, c);
+  } else {
+    *error = "unknown workload '" + o.workload + "'";
+    return false;
+  }
+  report->workload = o.workload;
+  return true;
+}
+
+}  // namespace leasehold::bench

@@ -21,6 +21,7 @@ absl::Status LocalProposer::Start() {
     last = index;
   }
   if (!it->status().ok()) return absl::DataLossError(it->status().ToString());
+  state_machine_->FlushApplied();
 
   auto term = engine_->GetMetaU64("term");
   if (!term.ok()) return term.status();
@@ -34,6 +35,7 @@ absl::Status LocalProposer::Start() {
     absl::MutexLock lock(&mu_);
     last_index_ = last;
   }
+  responder_ = std::thread([this] { Respond(); });
   thread_ = std::thread([this] { Run(); });
   return absl::OkStatus();
 }
@@ -45,6 +47,11 @@ void LocalProposer::Stop() {
     stopping_ = true;
   }
   if (thread_.joinable()) thread_.join();
+  {
+    absl::MutexLock lock(&respond_mu_);
+    respond_stopping_ = true;
+  }
+  if (responder_.joinable()) responder_.join();
   std::vector<Pending> left;
   {
     absl::MutexLock lock(&mu_);
@@ -102,11 +109,31 @@ void LocalProposer::Run() {
       last_index_ = index - 1;
     }
     index = first_index;
-    for (auto& p : batch) {
-      storage::ApplyResult result = state_machine_->Apply(index++, p.entry);
-      p.done(std::move(result));
-    }
+    std::vector<Completion> completions;
+    completions.reserve(batch.size());
+    for (auto& p : batch) completions.push_back({std::move(p.done), state_machine_->Apply(index++, p.entry)});
+    state_machine_->FlushApplied();
     batch.clear();
+    absl::MutexLock lock(&respond_mu_);
+    for (auto& c : completions) to_respond_.push_back(std::move(c));
+  }
+}
+
+void LocalProposer::Respond() {
+  std::vector<Completion> ready;
+  while (true) {
+    {
+      absl::MutexLock lock(&respond_mu_);
+      respond_mu_.Await(absl::Condition(
+          +[](LocalProposer* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            return self->respond_stopping_ || !self->to_respond_.empty();
+          },
+          this));
+      if (to_respond_.empty()) return;  // stopping, and everything answered
+      ready.swap(to_respond_);
+    }
+    for (auto& c : ready) c.done(std::move(c.result));
+    ready.clear();
   }
 }
 

@@ -1,6 +1,8 @@
 // Single-node proposals with group commit: proposals that arrive while one batch is being synced
 // wait together and share the next fsync. Entries are written to the log (synced) before they are
-// applied, so readers only ever see durable state and a crash replays the unapplied tail.
+// applied, so readers only ever see durable state and a crash replays the unapplied tail. Results
+// are handed to a responder thread, so sending answers (gRPC may write to the socket inline) never
+// holds up the next group.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +42,7 @@ class LocalProposer : public Proposer {
     Done done;
   };
   void Run();
+  void Respond();
 
   storage::Engine* const engine_;
   storage::StateMachine* const state_machine_;
@@ -49,6 +52,15 @@ class LocalProposer : public Proposer {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t last_index_ ABSL_GUARDED_BY(mu_) = 0;  // owned by the apply thread once started
   std::thread thread_;
+
+  struct Completion {
+    Done done;
+    storage::ApplyResult result;
+  };
+  absl::Mutex respond_mu_;
+  std::vector<Completion> to_respond_ ABSL_GUARDED_BY(respond_mu_);
+  bool respond_stopping_ ABSL_GUARDED_BY(respond_mu_) = false;
+  std::thread responder_;
 };
 
 }  // namespace leasehold::server

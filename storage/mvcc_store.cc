@@ -57,8 +57,20 @@ void MvccStore::ForEachLive(std::string_view key, std::string_view range_end,
   });
 }
 
+void MvccStore::RecordVersion(const Revision& rev, std::string encoded, rocksdb::WriteBatch* batch) {
+  std::string key = keys::Revision(rev);
+  batch->Put(key, encoded);
+  unflushed_[std::move(key)] = std::move(encoded);
+}
+
 absl::StatusOr<mvccpb::KeyValue> MvccStore::LoadVersion(const Revision& rev) const {
-  auto raw = engine_->Get(keys::Revision(rev));
+  const std::string key = keys::Revision(rev);
+  absl::StatusOr<std::string> raw;
+  if (auto it = unflushed_.find(key); it != unflushed_.end()) {
+    raw = it->second;
+  } else {
+    raw = engine_->Get(key);
+  }
   if (!raw.ok()) return absl::DataLossError("missing version record: " + raw.status().ToString());
   mvccpb::KeyValue kv;
   if (raw->empty() || !kv.ParseFromArray(raw->data() + 1, static_cast<int>(raw->size() - 1))) {
@@ -116,7 +128,10 @@ absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch) {
                                  [](int64_t v, const KeyChange& c) { return v < c.rev.main; });
     // `keep` is the first change above `revision`; the one before it stays unless it is a tombstone.
     if (keep != changes.begin() && !std::prev(keep)->tombstone) --keep;
-    for (auto c = changes.begin(); c != keep; ++c) batch->Delete(keys::Revision(c->rev));
+    for (auto c = changes.begin(); c != keep; ++c) {
+      unflushed_.erase(keys::Revision(c->rev));
+      batch->Delete(keys::Revision(c->rev));
+    }
     changes.erase(changes.begin(), keep);
     if (changes.empty() && !it->second.live) {
       it = index_.erase(it);
@@ -186,7 +201,7 @@ std::optional<mvccpb::KeyValue> MvccStore::WriteTxn::Put(const std::string& key,
   record.lease = lease;
   record.value = value;
   record.changes.push_back({rev, false});
-  batch_->Put(keys::Revision(rev), EncodeVersion(kPutFlag, ToKeyValue(key, record)));
+  store_->RecordVersion(rev, EncodeVersion(kPutFlag, ToKeyValue(key, record)), batch_);
   return prev;
 }
 
@@ -210,7 +225,7 @@ std::vector<mvccpb::KeyValue> MvccStore::WriteTxn::DeleteRange(std::string_view 
     record.create_revision = record.mod_revision = record.version = record.lease = 0;
     record.value.clear();
     record.changes.push_back({rev, true});
-    batch_->Put(keys::Revision(rev), EncodeVersion(kTombstoneFlag, tombstone));
+    store_->RecordVersion(rev, EncodeVersion(kTombstoneFlag, tombstone), batch_);
   }
   return deleted;
 }

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "mvccpb/kv.pb.h"
@@ -80,6 +81,10 @@ class MvccStore {
 
   static mvccpb::KeyValue ToKeyValue(const std::string& key, const KeyRecord& record);
 
+  // Versions are written to a batch that the state machine flushes once per group of entries; until
+  // then they are read from here. Call after the batch holding them has been written.
+  void ClearUnflushed() { unflushed_.clear(); }
+
   // A write transaction: all its changes share main revision revision()+1 and become visible to
   // reads (including the transaction's own) as they are made. Call Finish() once at the end.
   class WriteTxn {
@@ -107,8 +112,11 @@ class MvccStore {
   void ForEachRecord(std::string_view key, std::string_view range_end, Fn&& fn) const;
   absl::StatusOr<mvccpb::KeyValue> LoadVersion(const Revision& rev) const;
 
+  void RecordVersion(const Revision& rev, std::string encoded, rocksdb::WriteBatch* batch);
+
   Engine* engine_;
   std::map<std::string, KeyRecord, std::less<>> index_;
+  absl::flat_hash_map<std::string, std::string> unflushed_;  // revision key -> encoded version
   int64_t current_ = 1;
   int64_t compacted_ = 0;
 };

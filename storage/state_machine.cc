@@ -322,7 +322,7 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
     std::abort();
   }
   ApplyResult result;
-  rocksdb::WriteBatch batch;
+  rocksdb::WriteBatch& batch = unflushed_;
   auto& response = result.response;
   switch (entry.request_case()) {
     case internalpb::InternalRequest::kPut: {
@@ -360,13 +360,20 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
       break;  // an empty entry (e.g. a new leader's no-op) only advances the applied index
   }
   applied_index_ = index;
-  Engine::PutMetaU64(&batch, "ci", index);
   batch.Delete(keys::LogEntry(index));
-  if (absl::Status written = engine_->Write(&batch, /*sync=*/false); !written.ok()) {
-    std::cerr << "apply: cannot write entry " << index << ": " << written << "\n";
+  return result;
+}
+
+void StateMachine::FlushApplied() {
+  absl::MutexLock lock(&mu_);
+  if (unflushed_.Count() == 0) return;
+  Engine::PutMetaU64(&unflushed_, "ci", applied_index_);
+  if (absl::Status written = engine_->Write(&unflushed_, /*sync=*/false); !written.ok()) {
+    std::cerr << "apply: cannot write entries up to " << applied_index_ << ": " << written << "\n";
     std::abort();
   }
-  return result;
+  unflushed_.Clear();
+  store_.ClearUnflushed();
 }
 
 }  // namespace leasehold::storage

@@ -39,10 +39,13 @@ class StateMachine {
   // again, which makes replay after a restart exact.
   uint64_t applied_index() const;
 
-  // Applies the entry at log `index` and writes the result to the engine, unsynced (the entry itself
-  // must already be durable). Precondition: index > applied_index(). A storage failure here would
-  // leave memory and disk apart, so it aborts the process.
+  // Applies the entry at log `index` (which must already be durable). Its effects are visible to
+  // readers at once and reach the engine, unsynced, at the next FlushApplied(): apply a group of
+  // entries, then flush once. Precondition: index > applied_index().
   ApplyResult Apply(uint64_t index, const internalpb::InternalRequest& entry);
+  // Writes everything applied since the last flush in one engine write. A storage failure here would
+  // leave memory and disk apart, so it aborts the process.
+  void FlushApplied();
 
   // A serializable read of the current state (or of a past revision).
   absl::StatusOr<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request) const;
@@ -83,6 +86,7 @@ class StateMachine {
   MvccStore store_ ABSL_GUARDED_BY(mu_);
   LeaseCollection leases_;  // internally synchronised; replicated parts change only under mu_
   uint64_t applied_index_ ABSL_GUARDED_BY(mu_) = 0;
+  rocksdb::WriteBatch unflushed_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace leasehold::storage

@@ -30,7 +30,9 @@ class StateMachineTest : public ::testing::Test {
 
   ApplyResult Apply(internalpb::InternalRequest entry, int64_t time_ms = 1'000'000) {
     entry.set_time_unix_ms(time_ms);
-    return sm_->Apply(next_index_++, entry);
+    ApplyResult result = sm_->Apply(next_index_++, entry);
+    sm_->FlushApplied();
+    return result;
   }
 
   ApplyResult Put(const std::string& key, const std::string& value, int64_t lease = 0) {
@@ -287,6 +289,20 @@ TEST_F(StateMachineTest, RestartRestoresKeysLeasesAndIndex) {
   Revoke(1);
   EXPECT_EQ(Get("a").kvs_size(), 0);
   EXPECT_EQ(Get("b").kvs_size(), 1);
+}
+
+TEST_F(StateMachineTest, HistoryReadsSeeVersionsBeforeTheyAreFlushed) {
+  internalpb::InternalRequest e;
+  e.mutable_put()->set_key("a");
+  e.mutable_put()->set_value("1");
+  sm_->Apply(next_index_++, e);
+  e.mutable_put()->set_value("2");
+  sm_->Apply(next_index_++, e);
+  EXPECT_EQ(Get("a", "", 2).kvs(0).value(), "1");  // not yet in the engine
+  sm_->FlushApplied();
+  EXPECT_EQ(Get("a", "", 2).kvs(0).value(), "1");  // now read from the engine
+  Reopen();
+  EXPECT_EQ(Get("a").kvs(0).value(), "2");
 }
 
 TEST(EngineTest, RefusesForeignDataDir) {

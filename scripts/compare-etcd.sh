@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of Leasehold and Debian's etcd 3.4 on this machine, in one run: both single
+# node, fsync on, data on the same disk, own ports and data dirs. Every workload runs against each
+# server in turn (alternating which goes first) REPEATS times; the table reports medians and ratios,
+# and is written to docs/benchmarks.md together with the exact command.
+#
+# usage: scripts/compare-etcd.sh [--duration S] [--repeats N] [--rss-leases "100000 1000000"]
+#                                [--storm-leases N] [--out docs/benchmarks.md]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+DURATION=10
+REPEATS=3
+RSS_LEASES="100000 1000000"
+STORM_LEASES=20000
+OUT=docs/benchmarks.md
+COMMAND="scripts/compare-etcd.sh $*"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) DURATION=$2; shift 2 ;;
+    --repeats) REPEATS=$2; shift 2 ;;
+    --rss-leases) RSS_LEASES=$2; shift 2 ;;
+    --storm-leases) STORM_LEASES=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    *) echo "unknown argument $1"; exit 2 ;;
+  esac
+done
+
+scripts/install-deps.sh
+scripts/build.sh --target leasehold leasehold-bench
+BENCH="$ROOT/build/client/leasehold-bench"
+WORK="$ROOT/build/compare"
+rm -rf "$WORK" && mkdir -p "$WORK"
+RESULTS="$WORK/results.jsonl"
+: > "$RESULTS"
+ETCD_PORT=22479
+LH_PORT=22579
+PID=""
+
+start_server() { # etcd|leasehold
+  local dir="$WORK/data-$1"
+  rm -rf "$dir"
+  if [ "$1" = etcd ]; then
+    etcd --name bench --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+      --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
+      --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
+      --initial-cluster "bench=http://127.0.0.1:$((ETCD_PORT + 1))" --log-level error >"$WORK/etcd.log" 2>&1 &
+    PID=$!; ENDPOINT="127.0.0.1:$ETCD_PORT"
+  else
+    "$ROOT/build/server/leasehold" --name bench --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$LH_PORT" \
+      --log-level warn >"$WORK/leasehold.log" 2>&1 &
+    PID=$!; ENDPOINT="127.0.0.1:$LH_PORT"
+  fi
+  for _ in $(seq 1 100); do
+    ETCDCTL_API=3 etcdctl --endpoints="$ENDPOINT" endpoint status >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "$1 did not start"; exit 1
+}
+stop_server() { kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true; PID=""; }
+trap stop_server EXIT
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# run_case SERVER NAME BENCH-ARGS...: one measurement on a fresh server, appended to $RESULTS
+run_case() {
+  local server=$1 name=$2; shift 2
+  start_server "$server"
+  local before after json
+  before=$(cpu_ticks "$PID")
+  json=$("$BENCH" "$@" --endpoints="$ENDPOINT" --json)
+  after=$(cpu_ticks "$PID")
+  stop_server
+  python3 - "$server" "$name" "$json" "$((after - before))" >>"$RESULTS" <<'PY'
+import json, sys
+server, name, raw, ticks = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
+raw.update(server=server, case=name, server_cpu_s=ticks / 100.0)
+print(json.dumps(raw))
+PY
+  echo "  $server $name: $(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%.0f ops/s, p99 %.1f ms" % (r["ops_per_sec"], r["latency_us"]["p99"] / 1000))' "$json")"
+}
+
+D="--duration $DURATION"
+CASES=(
+  "lease-grant|lease-grant --clients 256 --conns 16 $D"
+  "lease-grant, 1 client|lease-grant --clients 1 --conns 1 $D"
+  "lease-keepalive|lease-keepalive --clients 256 --conns 16 $D"
+  "lease-timetolive|lease-timetolive --clients 256 --conns 16 $D"
+  "put with lease|put --with-lease --clients 256 --conns 16 $D"
+  "put|put --clients 256 --conns 16 $D"
+  "range, linearizable|range --clients 256 --conns 16 $D"
+  "range, serializable|range --serializable --clients 256 --conns 16 $D"
+  "txn-lock cycles|txn-lock --clients 64 --conns 16 $D"
+)
+for r in $(seq 1 "$REPEATS"); do
+  echo "repeat $r/$REPEATS"
+  for c in "${CASES[@]}"; do
+    name=${c%%|*}; args=${c#*|}
+    if [ $((r % 2)) -eq 1 ]; then order="etcd leasehold"; else order="leasehold etcd"; fi
+    for s in $order; do
+      # shellcheck disable=SC2086
+      run_case "$s" "$name" $args
+    done
+  done
+done
+
+echo "expiry storm ($STORM_LEASES leases)"
+for s in etcd leasehold; do
+  run_case "$s" "expiry storm" expiry-storm --storm-leases "$STORM_LEASES" --storm-ttl 5 --clients 64 --conns 8
+done
+
+echo "RSS with idle leases"
+for n in $RSS_LEASES; do
+  for s in etcd leasehold; do
+    start_server "$s"
+    "$BENCH" lease-grant --revoke=false --ttl 3600 --total "$n" --clients 128 --conns 8 --endpoints="$ENDPOINT" --json >/dev/null
+    sleep 2
+    rss=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
+    stop_server
+    echo "{\"server\":\"$s\",\"case\":\"RSS with $n idle leases\",\"rss_kb\":$rss}" >>"$RESULTS"
+    echo "  $s $n leases: $((rss / 1024)) MiB"
+  done
+done
+
+python3 scripts/benchmark_table.py "$RESULTS" "$COMMAND" "$REPEATS" "$DURATION" > "$OUT"
+cat "$OUT"

@@ -7,6 +7,7 @@ namespace leasehold::server {
 
 absl::Status LocalProposer::Start() {
   uint64_t last = state_machine_->applied_index();
+  std::vector<mvccpb::Event> events;
   // Replay entries that were synced but not applied before the last stop.
   auto it = engine_->NewIterator();
   for (it->Seek(std::string(1, storage::keys::kLogPrefix)); it->Valid(); it->Next()) {
@@ -17,11 +18,13 @@ absl::Status LocalProposer::Start() {
     if (!entry.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
       return absl::DataLossError("malformed log entry " + std::to_string(index));
     }
-    state_machine_->Apply(index, entry);
+    storage::ApplyResult result = state_machine_->Apply(index, entry);
+    for (auto& e : result.events) events.push_back(std::move(e));
     last = index;
   }
   if (!it->status().ok()) return absl::DataLossError(it->status().ToString());
   state_machine_->FlushApplied();
+  if (observer_) observer_(events, state_machine_->revision());
 
   auto term = engine_->GetMetaU64("term");
   if (!term.ok()) return term.status();
@@ -57,7 +60,7 @@ void LocalProposer::Stop() {
     absl::MutexLock lock(&mu_);
     left.swap(queue_);
   }
-  for (auto& p : left) p.done({errors::Stopped(), {}});
+  for (auto& p : left) p.done(storage::ApplyResult::Error(errors::Stopped()));
 }
 
 void LocalProposer::Propose(internalpb::InternalRequest entry, Done done) {
@@ -68,7 +71,7 @@ void LocalProposer::Propose(internalpb::InternalRequest entry, Done done) {
       return;
     }
   }
-  done({errors::Stopped(), {}});
+  done(storage::ApplyResult::Error(errors::Stopped()));
 }
 
 uint64_t LocalProposer::committed_index() const {
@@ -100,7 +103,7 @@ void LocalProposer::Run() {
     }
     if (absl::Status st = engine_->Write(&log, /*sync=*/true); !st.ok()) {
       LogError("log write failed", {{"error", st.ToString()}});
-      for (auto& p : batch) p.done({errors::RequestTimeout(), {}});
+      for (auto& p : batch) p.done(storage::ApplyResult::Error(errors::RequestTimeout()));
       batch.clear();
       continue;
     }
@@ -111,8 +114,16 @@ void LocalProposer::Run() {
     index = first_index;
     std::vector<Completion> completions;
     completions.reserve(batch.size());
-    for (auto& p : batch) completions.push_back({std::move(p.done), state_machine_->Apply(index++, p.entry)});
+    std::vector<mvccpb::Event> events;
+    for (auto& p : batch) {
+      storage::ApplyResult result = state_machine_->Apply(index++, p.entry);
+      if (observer_) {
+        for (auto& e : result.events) events.push_back(std::move(e));
+      }
+      completions.push_back({std::move(p.done), std::move(result)});
+    }
     state_machine_->FlushApplied();
+    if (observer_) observer_(events, state_machine_->revision());
     batch.clear();
     absl::MutexLock lock(&respond_mu_);
     for (auto& c : completions) to_respond_.push_back(std::move(c));

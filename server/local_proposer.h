@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -20,9 +21,13 @@ namespace leasehold::server {
 
 class LocalProposer : public Proposer {
  public:
+  // Called on the apply thread with each group's watch events once they are flushed, and the store
+  // revision after the group.
+  using ApplyObserver = std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision)>;
+
   // Neither pointer is owned; both must outlive this object.
-  LocalProposer(storage::Engine* engine, storage::StateMachine* state_machine)
-      : engine_(engine), state_machine_(state_machine) {}
+  LocalProposer(storage::Engine* engine, storage::StateMachine* state_machine, ApplyObserver observer = nullptr)
+      : engine_(engine), state_machine_(state_machine), observer_(std::move(observer)) {}
   ~LocalProposer() override { Stop(); }
 
   // Applies any logged but unapplied entries (a crash between sync and apply), bumps the persisted
@@ -46,6 +51,7 @@ class LocalProposer : public Proposer {
 
   storage::Engine* const engine_;
   storage::StateMachine* const state_machine_;
+  const ApplyObserver observer_;
   uint64_t term_ = 0;
   mutable absl::Mutex mu_;
   std::vector<Pending> queue_ ABSL_GUARDED_BY(mu_);

@@ -18,6 +18,8 @@
 #include "server/log.h"
 #include "server/maintenance_service.h"
 #include "server/member.h"
+#include "server/watch_hub.h"
+#include "server/watch_service.h"
 
 namespace leasehold::server {
 namespace {
@@ -44,7 +46,11 @@ int Serve(const Flags& flags) {
   auto state_machine = storage::StateMachine::Open(engine->get(), sm_options);
   if (!state_machine.ok()) return Fail("cannot restore state", state_machine.status());
 
-  LocalProposer proposer(engine->get(), state_machine->get());
+  WatchHub watch_hub(state_machine->get());
+  LocalProposer proposer(engine->get(), state_machine->get(),
+                         [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision) {
+                           watch_hub.Publish(events, revision);
+                         });
   if (absl::Status st = proposer.Start(); !st.ok()) return Fail("cannot replay log", st);
   // Allowance for renewals acknowledged before a crash but not yet checkpointed.
   (*state_machine)->leases().Promote(flags.election_timeout_ms + 2 * flags.lease_checkpoint_interval_ms);
@@ -69,6 +75,7 @@ int Serve(const Flags& flags) {
   LeaseService lease(&member);
   MaintenanceService maintenance(&member);
   ClusterService cluster(&member);
+  WatchService watch(&member, &watch_hub);
 
   grpc::ServerBuilder builder;
   for (const auto& url : flags.listen_client_urls) {
@@ -88,6 +95,7 @@ int Serve(const Flags& flags) {
   builder.RegisterService(&lease);
   builder.RegisterService(&maintenance);
   builder.RegisterService(&cluster);
+  builder.RegisterService(&watch);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {
     return Fail("cannot listen", absl::UnavailableError("binding the client URLs failed (port in use?)"));

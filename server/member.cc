@@ -38,7 +38,7 @@ void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done) {
   entry.set_id(static_cast<uint64_t>(NextId()));
   entry.set_time_unix_ms(NowUnixMs());
   if (static_cast<int64_t>(entry.ByteSizeLong()) > config_.max_request_bytes) {
-    done({errors::RequestTooLarge(), {}});
+    done(storage::ApplyResult::Error(errors::RequestTooLarge()));
     return;
   }
   proposer_->Propose(std::move(entry), std::move(done));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "storage/etcd_errors.h"
+#include "storage/mvcc_store.h"
 #include "storage/status_macros.h"
 
 namespace leasehold::server {
@@ -19,10 +20,7 @@ struct Touched {
 };
 
 bool InDelete(const std::string& key, const std::pair<std::string, std::string>& del) {
-  const auto& [start, end] = del;
-  if (end.empty()) return key == start;
-  if (end == std::string(1, '\0')) return key >= start;
-  return key >= start && key < end;
+  return storage::MvccStore::InRange(key, del.first, del.second);
 }
 
 absl::Status CollectTouched(const Ops& ops, Touched* out);

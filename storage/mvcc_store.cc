@@ -119,6 +119,48 @@ absl::StatusOr<RangeResult> MvccStore::Range(std::string_view key, std::string_v
   return result;
 }
 
+bool MvccStore::InRange(std::string_view key, std::string_view start, std::string_view range_end) {
+  if (range_end.empty()) return key == start;
+  if (range_end == std::string_view("\0", 1)) return key >= start;
+  return key >= start && key < range_end;
+}
+
+absl::Status MvccStore::History(int64_t from, int64_t to, std::string_view key, std::string_view range_end,
+                                bool with_prev_kv, std::vector<mvccpb::Event>* out) const {
+  if (from < compacted_) return errors::Compacted();
+  if (from > to) return absl::OkStatus();
+  auto it = engine_->NewIterator();
+  const std::string end_key = keys::Revision({to + 1, 0});
+  for (it->Seek(keys::Revision({from, 0})); it->Valid() && it->key().compare(end_key) < 0; it->Next()) {
+    rocksdb::Slice v = it->value();
+    mvccpb::Event event;
+    if (v.size() == 0 || !event.mutable_kv()->ParseFromArray(v.data() + 1, static_cast<int>(v.size() - 1))) {
+      return absl::DataLossError("malformed version record");
+    }
+    if (!InRange(event.kv().key(), key, range_end)) continue;
+    if (v[0] == kTombstoneFlag) event.set_type(mvccpb::Event::DELETE);
+    if (with_prev_kv) {
+      // The version before this one is the key's previous change, when that was a put.
+      const Revision rev{static_cast<int64_t>(ReadBigEndian64(std::string_view(it->key().data() + 1, 8))),
+                         static_cast<int64_t>(ReadBigEndian64(std::string_view(it->key().data() + 9, 8)))};
+      auto record = index_.find(event.kv().key());
+      if (record != index_.end()) {
+        const auto& changes = record->second.changes;
+        auto at = std::lower_bound(changes.begin(), changes.end(), rev,
+                                   [](const KeyChange& c, const Revision& r) { return c.rev < r; });
+        if (at != changes.begin() && !std::prev(at)->tombstone) {
+          auto prev = LoadVersion(std::prev(at)->rev);
+          if (!prev.ok()) return prev.status();
+          *event.mutable_prev_kv() = std::move(*prev);
+        }
+      }
+    }
+    out->push_back(std::move(event));
+  }
+  if (!it->status().ok()) return absl::DataLossError("history scan failed: " + it->status().ToString());
+  return absl::OkStatus();
+}
+
 absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch) {
   if (revision <= compacted_) return errors::Compacted();
   if (revision > current_) return errors::FutureRevision();
@@ -201,7 +243,14 @@ std::optional<mvccpb::KeyValue> MvccStore::WriteTxn::Put(const std::string& key,
   record.lease = lease;
   record.value = value;
   record.changes.push_back({rev, false});
-  store_->RecordVersion(rev, EncodeVersion(kPutFlag, ToKeyValue(key, record)), batch_);
+  mvccpb::KeyValue kv = ToKeyValue(key, record);
+  store_->RecordVersion(rev, EncodeVersion(kPutFlag, kv), batch_);
+  if (events_ != nullptr) {
+    mvccpb::Event& event = events_->emplace_back();
+    event.set_type(mvccpb::Event::PUT);
+    *event.mutable_kv() = std::move(kv);
+    if (prev) *event.mutable_prev_kv() = *prev;
+  }
   return prev;
 }
 
@@ -226,6 +275,12 @@ std::vector<mvccpb::KeyValue> MvccStore::WriteTxn::DeleteRange(std::string_view 
     record.value.clear();
     record.changes.push_back({rev, true});
     store_->RecordVersion(rev, EncodeVersion(kTombstoneFlag, tombstone), batch_);
+    if (events_ != nullptr) {
+      mvccpb::Event& event = events_->emplace_back();
+      event.set_type(mvccpb::Event::DELETE);
+      *event.mutable_kv() = std::move(tombstone);
+      *event.mutable_prev_kv() = deleted.back();
+    }
   }
   return deleted;
 }

@@ -75,6 +75,15 @@ class MvccStore {
   void ForEachLive(std::string_view key, std::string_view range_end,
                    const std::function<void(const std::string&, const KeyRecord&)>& fn) const;
 
+  // Appends the events of revisions [from, to] on keys in [key, range_end), oldest first, each with
+  // its previous version when `with_prev_kv`. OutOfRange (compacted) when `from` is below the
+  // compacted revision. Reads the engine: call only for revisions already flushed.
+  absl::Status History(int64_t from, int64_t to, std::string_view key, std::string_view range_end,
+                       bool with_prev_kv, std::vector<mvccpb::Event>* out) const;
+
+  // True when `key` is in [start, range_end) with etcd's conventions for an empty and a "\0" end.
+  static bool InRange(std::string_view key, std::string_view start, std::string_view range_end);
+
   // Removes history older than `revision` (the latest version at or below it is kept for reads at
   // `revision`). OutOfRange when already compacted past it or when it is in the future.
   absl::Status Compact(int64_t revision, rocksdb::WriteBatch* batch);
@@ -89,8 +98,9 @@ class MvccStore {
   // reads (including the transaction's own) as they are made. Call Finish() once at the end.
   class WriteTxn {
    public:
-    WriteTxn(MvccStore* store, rocksdb::WriteBatch* batch)
-        : store_(store), batch_(batch), main_(store->current_ + 1) {}
+    // When `events` is given, every change appends its watch event (with the previous version).
+    WriteTxn(MvccStore* store, rocksdb::WriteBatch* batch, std::vector<mvccpb::Event>* events = nullptr)
+        : store_(store), batch_(batch), events_(events), main_(store->current_ + 1) {}
     // Returns the previous version when the key existed.
     std::optional<mvccpb::KeyValue> Put(const std::string& key, const std::string& value, int64_t lease);
     // Deletes every live key in the range in key order; returns their previous versions.
@@ -103,6 +113,7 @@ class MvccStore {
    private:
     MvccStore* store_;
     rocksdb::WriteBatch* batch_;
+    std::vector<mvccpb::Event>* events_;
     int64_t main_;
     int64_t next_sub_ = 0;
   };

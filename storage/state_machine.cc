@@ -102,6 +102,12 @@ int64_t StateMachine::revision() const {
   return store_.revision();
 }
 
+absl::Status StateMachine::History(int64_t from, int64_t to, const std::string& key, const std::string& range_end,
+                                   bool with_prev_kv, std::vector<mvccpb::Event>* out) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return store_.History(from, to, key, range_end, with_prev_kv, out);
+}
+
 int64_t StateMachine::compacted_revision() const {
   absl::ReaderMutexLock lock(&mu_);
   return store_.compacted_revision();
@@ -295,11 +301,12 @@ absl::Status StateMachine::ApplyLeaseGrant(const internalpb::InternalRequest& en
 }
 
 absl::Status StateMachine::ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* batch,
-                                            etcdserverpb::LeaseRevokeResponse* response) {
+                                            etcdserverpb::LeaseRevokeResponse* response,
+                                            std::vector<mvccpb::Event>* events) {
   if (!leases_.Contains(id)) return errors::LeaseNotFound();
   // Every attached key goes in one revision, in sorted order, so all members write the same bytes.
   std::vector<std::string> keys = leases_.Revoke(id);
-  MvccStore::WriteTxn txn(&store_, batch);
+  MvccStore::WriteTxn txn(&store_, batch, events);
   for (const std::string& key : keys) txn.DeleteRange(key, "");
   txn.Finish();
   batch->Delete(keys::Lease(id));
@@ -326,19 +333,19 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
   auto& response = result.response;
   switch (entry.request_case()) {
     case internalpb::InternalRequest::kPut: {
-      MvccStore::WriteTxn txn(&store_, &batch);
+      MvccStore::WriteTxn txn(&store_, &batch, &result.events);
       result.status = ApplyPut(txn, entry.put(), response.mutable_put());
       txn.Finish();
       break;
     }
     case internalpb::InternalRequest::kDeleteRange: {
-      MvccStore::WriteTxn txn(&store_, &batch);
+      MvccStore::WriteTxn txn(&store_, &batch, &result.events);
       ApplyDelete(txn, entry.delete_range(), response.mutable_delete_range());
       txn.Finish();
       break;
     }
     case internalpb::InternalRequest::kTxn: {
-      MvccStore::WriteTxn txn(&store_, &batch);
+      MvccStore::WriteTxn txn(&store_, &batch, &result.events);
       result.status = ApplyTxn(txn, entry.txn(), response.mutable_txn());
       txn.Finish();
       break;
@@ -351,7 +358,8 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
       result.status = ApplyLeaseGrant(entry, &batch, response.mutable_lease_grant());
       break;
     case internalpb::InternalRequest::kLeaseRevoke:
-      result.status = ApplyLeaseRevoke(entry.lease_revoke().id(), &batch, response.mutable_lease_revoke());
+      result.status =
+          ApplyLeaseRevoke(entry.lease_revoke().id(), &batch, response.mutable_lease_revoke(), &result.events);
       break;
     case internalpb::InternalRequest::kLeaseCheckpoint:
       ApplyCheckpoint(entry, &batch);

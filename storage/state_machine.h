@@ -24,6 +24,13 @@ namespace leasehold::storage {
 struct ApplyResult {
   absl::Status status;                     // etcd's error for a rejected request
   internalpb::InternalResponse response;   // header.revision filled; ids left for the server
+  std::vector<mvccpb::Event> events;       // watch events of the changes, in revision order
+
+  static ApplyResult Error(absl::Status status) {
+    ApplyResult result;
+    result.status = std::move(status);
+    return result;
+  }
 };
 
 class StateMachine {
@@ -51,6 +58,9 @@ class StateMachine {
   absl::StatusOr<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request) const;
   int64_t revision() const;
   int64_t compacted_revision() const;
+  // Watch events of flushed revisions [from, to]; see MvccStore::History.
+  absl::Status History(int64_t from, int64_t to, const std::string& key, const std::string& range_end,
+                       bool with_prev_kv, std::vector<mvccpb::Event>* out) const;
 
   LeaseCollection& leases() { return leases_; }
   const LeaseCollection& leases() const { return leases_; }
@@ -71,8 +81,8 @@ class StateMachine {
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status ApplyLeaseGrant(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch,
                                etcdserverpb::LeaseGrantResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* batch,
-                                etcdserverpb::LeaseRevokeResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* batch, etcdserverpb::LeaseRevokeResponse* response,
+                                std::vector<mvccpb::Event>* events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyCheckpoint(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PersistLease(int64_t id, rocksdb::WriteBatch* batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

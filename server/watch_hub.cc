@@ -1,0 +1,123 @@
+#include "server/watch_hub.h"
+
+#include "server/log.h"
+#include "storage/mvcc_store.h"
+
+namespace leasehold::server {
+
+WatchHub::WatchHub(storage::StateMachine* state_machine)
+    : state_machine_(state_machine), published_revision_(state_machine->revision()) {}
+
+int64_t WatchHub::published_revision() const {
+  absl::MutexLock lock(&mu_);
+  return published_revision_;
+}
+
+size_t WatchHub::watcher_count() const {
+  absl::MutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [sink, watchers] : watchers_) n += watchers.size();
+  return n;
+}
+
+bool WatchHub::Matches(const Watcher& w, const mvccpb::Event& event) const {
+  if (event.kv().mod_revision() < w.next_revision) return false;
+  if (event.type() == mvccpb::Event::PUT ? w.spec.no_put : w.spec.no_delete) return false;
+  return storage::MvccStore::InRange(event.kv().key(), w.spec.key, w.spec.range_end);
+}
+
+bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events) {
+  if (events.empty()) return true;
+  if (!w.spec.prev_kv) {
+    for (auto& e : events) e.clear_prev_kv();
+  }
+  const int64_t last = events.back().kv().mod_revision();
+  if (!w.sink->Deliver(w.spec.watch_id, std::move(events), published_revision_)) return false;
+  w.next_revision = last + 1;
+  return true;
+}
+
+void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revision) {
+  absl::MutexLock lock(&mu_);
+  published_revision_ = revision;
+  if (events.empty()) return;
+  for (auto& [sink, watchers] : watchers_) {
+    for (auto& [id, w] : watchers) {
+      if (w.lagging) continue;
+      std::vector<mvccpb::Event> mine;
+      for (const auto& e : events) {
+        if (Matches(w, e)) mine.push_back(e);
+      }
+      if (mine.empty()) continue;
+      // A full sink leaves next_revision where it was; the missed events are replayed from history.
+      if (!SendLocked(w, std::move(mine))) w.lagging = true;
+    }
+  }
+}
+
+bool WatchHub::ReplayLocked(Watcher& w) {
+  std::vector<mvccpb::Event> history;
+  absl::Status st = state_machine_->History(w.next_revision, published_revision_, w.spec.key, w.spec.range_end,
+                                            true, &history);
+  if (!st.ok()) {
+    LogWarn("watch history replay failed", {{"error", st.ToString()}});
+    return false;
+  }
+  std::vector<mvccpb::Event> mine;
+  for (auto& e : history) {
+    if (Matches(w, e)) mine.push_back(std::move(e));
+  }
+  if (!SendLocked(w, std::move(mine))) return false;
+  w.next_revision = published_revision_ + 1;
+  return true;
+}
+
+absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* current_revision,
+                           int64_t* compact_revision) {
+  absl::MutexLock lock(&mu_);
+  *current_revision = published_revision_;
+  Watcher w{spec, sink, spec.start_revision > 0 ? spec.start_revision : published_revision_ + 1};
+  if (w.next_revision <= published_revision_) {
+    const int64_t compacted = state_machine_->compacted_revision();
+    if (w.next_revision < compacted) {
+      *compact_revision = compacted;
+      return absl::OutOfRangeError("etcdserver: mvcc: required revision has been compacted");
+    }
+    if (!ReplayLocked(w)) w.lagging = true;
+  }
+  watchers_[sink][spec.watch_id] = std::move(w);
+  return absl::OkStatus();
+}
+
+bool WatchHub::Remove(WatchSink* sink, int64_t watch_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = watchers_.find(sink);
+  if (it == watchers_.end()) return false;
+  const bool removed = it->second.erase(watch_id) > 0;
+  if (it->second.empty()) watchers_.erase(it);
+  return removed;
+}
+
+void WatchHub::RemoveAll(WatchSink* sink) {
+  absl::MutexLock lock(&mu_);
+  watchers_.erase(sink);
+}
+
+void WatchHub::CatchUp(WatchSink* sink) {
+  absl::MutexLock lock(&mu_);
+  auto it = watchers_.find(sink);
+  if (it == watchers_.end()) return;
+  const int64_t compacted = state_machine_->compacted_revision();
+  for (auto w = it->second.begin(); w != it->second.end();) {
+    if (w->second.lagging && w->second.next_revision < compacted) {
+      // What it missed is gone; etcd cancels such a watcher with the compact revision too.
+      sink->Compacted(w->first, compacted);
+      it->second.erase(w++);
+      continue;
+    }
+    if (w->second.lagging && ReplayLocked(w->second)) w->second.lagging = false;
+    ++w;
+  }
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,86 @@
+// Fan-out of applied changes to watchers. The apply thread publishes each group's events once they are
+// flushed; every watcher whose range and filters match receives them, one response per watcher per
+// group, never splitting a revision. A watcher that starts in the past is first replayed from the
+// store's history; a watcher whose stream cannot keep up is marked lagging and later caught up from
+// history (as etcd's unsynced watchers are), so one slow client never holds back the others.
+//
+// Thread-safe. Lock order: the hub's lock, then a sink's own lock; sinks never call into the hub
+// while holding their lock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "mvccpb/kv.pb.h"
+#include "storage/state_machine.h"
+
+namespace leasehold::server {
+
+struct WatchSpec {
+  int64_t watch_id = 0;
+  std::string key;
+  std::string range_end;
+  int64_t start_revision = 0;  // 0: from the next revision
+  bool prev_kv = false;
+  bool no_put = false;
+  bool no_delete = false;
+};
+
+// Where a watcher's events go (a watch stream).
+class WatchSink {
+ public:
+  virtual ~WatchSink() = default;
+  // Queues one response for `watch_id` holding `events` (all of revisions <= `revision`). Returns
+  // false, queuing nothing, when the sink is too far behind; the hub then replays later.
+  virtual bool Deliver(int64_t watch_id, std::vector<mvccpb::Event> events, int64_t revision) = 0;
+  // The watcher is gone: what it still had to see was compacted away. Tell the client.
+  virtual void Compacted(int64_t watch_id, int64_t compact_revision) = 0;
+};
+
+class WatchHub {
+ public:
+  explicit WatchHub(storage::StateMachine* state_machine);
+
+  // Called by the apply thread after the group holding these events has been flushed; `revision` is
+  // the store revision after the group.
+  void Publish(const std::vector<mvccpb::Event>& events, int64_t revision);
+
+  // Registers a watcher and replays its history. On a compacted start revision, registers nothing and
+  // returns OutOfRange with `*compact_revision` set. The revision the watcher is current at is
+  // returned in `*current_revision` either way.
+  absl::Status Add(WatchSink* sink, const WatchSpec& spec, int64_t* current_revision, int64_t* compact_revision);
+  // Returns false when the sink has no such watcher.
+  bool Remove(WatchSink* sink, int64_t watch_id);
+  // Drops every watcher of `sink`; after it returns the hub never calls `sink` again.
+  void RemoveAll(WatchSink* sink);
+  // Replays what the sink's lagging watchers missed, now that it has room again.
+  void CatchUp(WatchSink* sink);
+
+  int64_t published_revision() const;
+  size_t watcher_count() const;
+
+ private:
+  struct Watcher {
+    WatchSpec spec;
+    WatchSink* sink;
+    int64_t next_revision;  // events below this were delivered (or precede the start)
+    bool lagging = false;
+  };
+  bool Matches(const Watcher& w, const mvccpb::Event& event) const;
+  // Delivers history [w.next_revision, published_revision_] to `w`. False when the sink is full.
+  bool ReplayLocked(Watcher& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool SendLocked(Watcher& w, std::vector<mvccpb::Event> events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  storage::StateMachine* const state_machine_;
+  mutable absl::Mutex mu_;
+  int64_t published_revision_ ABSL_GUARDED_BY(mu_);
+  // Watchers by sink, then by watch id.
+  absl::flat_hash_map<WatchSink*, absl::flat_hash_map<int64_t, Watcher>> watchers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace leasehold::server

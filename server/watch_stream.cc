@@ -1,0 +1,166 @@
+#include "server/watch_stream.h"
+
+namespace leasehold::server {
+
+WatchStream::WatchStream(Member* member, WatchHub* hub) : member_(member), hub_(hub) { StartRead(&request_); }
+
+etcdserverpb::WatchResponse WatchStream::Response(int64_t watch_id, int64_t revision) const {
+  etcdserverpb::WatchResponse response;
+  response.set_watch_id(watch_id);
+  response.mutable_header()->set_revision(revision);
+  member_->FillHeader(response.mutable_header());
+  return response;
+}
+
+void WatchStream::OnReadDone(bool ok) {
+  if (!ok) return;  // half-closed or cancelled; events keep flowing until the client cancels
+  switch (request_.request_union_case()) {
+    case etcdserverpb::WatchRequest::kCreateRequest:
+      HandleCreate(request_.create_request());
+      break;
+    case etcdserverpb::WatchRequest::kCancelRequest:
+      HandleCancel(request_.cancel_request().watch_id());
+      break;
+    case etcdserverpb::WatchRequest::kProgressRequest:
+      // A progress notification: no events, watch id -1, the current revision.
+      Enqueue(Response(-1, hub_->published_revision()));
+      break;
+    case etcdserverpb::WatchRequest::REQUEST_UNION_NOT_SET:
+      break;
+  }
+  StartRead(&request_);
+}
+
+void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
+  int64_t id = create.watch_id();
+  if (id != 0 && ids_.contains(id)) {
+    etcdserverpb::WatchResponse response = Response(id, hub_->published_revision());
+    response.set_created(true);
+    response.set_canceled(true);
+    response.set_cancel_reason("mvcc: duplicate watch ID provided on the WatchStream");
+    Enqueue(std::move(response));
+    return;
+  }
+  if (id == 0) {
+    while (ids_.contains(next_id_)) ++next_id_;
+    id = next_id_++;
+  }
+  WatchSpec spec;
+  spec.watch_id = id;
+  spec.key = create.key();
+  spec.range_end = create.range_end();
+  spec.start_revision = create.start_revision();
+  spec.prev_kv = create.prev_kv();
+  for (int f : create.filters()) {
+    if (f == etcdserverpb::WatchCreateRequest::NOPUT) spec.no_put = true;
+    if (f == etcdserverpb::WatchCreateRequest::NODELETE) spec.no_delete = true;
+  }
+  // The created response goes first and names the revision the watcher is current at; the watcher
+  // starts right after it, so whatever is published before Add is replayed, not lost.
+  const int64_t now = hub_->published_revision();
+  if (spec.start_revision <= 0) spec.start_revision = now + 1;
+  etcdserverpb::WatchResponse created = Response(id, now);
+  created.set_created(true);
+  Enqueue(std::move(created));
+  int64_t current = 0, compact = 0;
+  absl::Status st = hub_->Add(this, spec, &current, &compact);
+  if (!st.ok()) {
+    etcdserverpb::WatchResponse response = Response(id, current);
+    response.set_canceled(true);
+    response.set_compact_revision(compact);
+    Enqueue(std::move(response));
+    return;
+  }
+  ids_.insert(id);
+}
+
+void WatchStream::HandleCancel(int64_t watch_id) {
+  if (!hub_->Remove(this, watch_id)) return;
+  ids_.erase(watch_id);
+  etcdserverpb::WatchResponse response = Response(watch_id, hub_->published_revision());
+  response.set_canceled(true);
+  Enqueue(std::move(response));
+}
+
+bool WatchStream::Deliver(int64_t watch_id, std::vector<mvccpb::Event> events, int64_t revision) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_) return true;  // nobody to deliver to; the hub forgets us in OnDone
+  if (queue_.size() >= kMaxQueued) {
+    refused_ = true;
+    return false;
+  }
+  etcdserverpb::WatchResponse response = Response(watch_id, revision);
+  for (auto& e : events) *response.add_events() = std::move(e);
+  EnqueueLocked(std::move(response));
+  return true;
+}
+
+void WatchStream::Compacted(int64_t watch_id, int64_t compact_revision) {
+  absl::MutexLock lock(&mu_);
+  etcdserverpb::WatchResponse response = Response(watch_id, compact_revision);
+  response.set_canceled(true);
+  response.set_compact_revision(compact_revision);
+  EnqueueLocked(std::move(response));
+}
+
+void WatchStream::Enqueue(etcdserverpb::WatchResponse response) {
+  absl::MutexLock lock(&mu_);
+  EnqueueLocked(std::move(response));
+}
+
+void WatchStream::EnqueueLocked(etcdserverpb::WatchResponse response) {
+  if (cancelled_) return;
+  queue_.push_back(std::move(response));
+  if (!writing_) WriteNextLocked();
+}
+
+void WatchStream::WriteNextLocked() {
+  writing_ = true;
+  StartWrite(&queue_.front());
+}
+
+void WatchStream::OnWriteDone(bool ok) {
+  bool catch_up = false;
+  {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    if (!ok) {
+      cancelled_ = true;
+      queue_.clear();
+      MaybeFinishLocked();
+      return;
+    }
+    queue_.pop_front();
+    if (cancelled_) {
+      queue_.clear();
+    } else if (!queue_.empty()) {
+      WriteNextLocked();
+    } else if (refused_) {
+      refused_ = false;
+      catch_up = true;
+    }
+    MaybeFinishLocked();
+  }
+  if (catch_up) hub_->CatchUp(this);  // outside our lock: the hub locks itself, then us
+}
+
+void WatchStream::OnCancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  // The front response may be in the middle of a write; it must live until OnWriteDone.
+  queue_.erase(writing_ ? queue_.begin() + 1 : queue_.begin(), queue_.end());
+  MaybeFinishLocked();
+}
+
+void WatchStream::MaybeFinishLocked() {
+  if (finished_ || writing_ || !cancelled_) return;
+  finished_ = true;
+  Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch stream cancelled"));
+}
+
+void WatchStream::OnDone() {
+  hub_->RemoveAll(this);
+  delete this;
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,57 @@
+// One Watch stream: creates and cancels watchers on request, and writes their responses in order.
+// Responses queue per stream; past kMaxQueued the hub stops delivering and replays from history once
+// the queue has drained. A client's half-close leaves the stream open, as etcd's does, until the
+// client cancels it.
+#pragma once
+
+#include <deque>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "etcdserverpb/rpc.pb.h"
+#include "server/member.h"
+#include "server/watch_hub.h"
+
+namespace leasehold::server {
+
+class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>,
+                          public WatchSink {
+ public:
+  WatchStream(Member* member, WatchHub* hub);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+  bool Deliver(int64_t watch_id, std::vector<mvccpb::Event> events, int64_t revision) override;
+  void Compacted(int64_t watch_id, int64_t compact_revision) override;
+
+ private:
+  static constexpr size_t kMaxQueued = 1024;
+  void HandleCreate(const etcdserverpb::WatchCreateRequest& create);
+  void HandleCancel(int64_t watch_id);
+  void Enqueue(etcdserverpb::WatchResponse response);
+  void EnqueueLocked(etcdserverpb::WatchResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  etcdserverpb::WatchResponse Response(int64_t watch_id, int64_t revision) const;
+
+  Member* const member_;
+  WatchHub* const hub_;
+  etcdserverpb::WatchRequest request_;
+  absl::Mutex mu_;
+  std::deque<etcdserverpb::WatchResponse> queue_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool refused_ ABSL_GUARDED_BY(mu_) = false;  // a delivery was refused: catch up when drained
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  // Touched only by the read callbacks, which gRPC runs one at a time.
+  absl::flat_hash_set<int64_t> ids_;
+  int64_t next_id_ = 0;
+};
+
+}  // namespace leasehold::server

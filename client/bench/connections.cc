@@ -14,6 +14,7 @@ Connections::Connections(const Options& options) {
     auto channel = grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(), args);
     kv_.push_back(etcdserverpb::KV::NewStub(channel));
     lease_.push_back(etcdserverpb::Lease::NewStub(channel));
+    watch_.push_back(etcdserverpb::Watch::NewStub(channel));
     channels_.push_back(std::move(channel));
   }
 }

@@ -17,6 +17,7 @@ class Connections {
   explicit Connections(const Options& options);
   etcdserverpb::KV::Stub* kv(int client) { return kv_[client % kv_.size()].get(); }
   etcdserverpb::Lease::Stub* lease(int client) { return lease_[client % lease_.size()].get(); }
+  etcdserverpb::Watch::Stub* watch(int client) { return watch_[client % watch_.size()].get(); }
   // Waits until every connection is ready; false after `seconds`.
   bool WaitReady(double seconds);
 
@@ -24,6 +25,7 @@ class Connections {
   std::vector<std::shared_ptr<grpc::Channel>> channels_;
   std::vector<std::unique_ptr<etcdserverpb::KV::Stub>> kv_;
   std::vector<std::unique_ptr<etcdserverpb::Lease::Stub>> lease_;
+  std::vector<std::unique_ptr<etcdserverpb::Watch::Stub>> watch_;
 };
 
 }  // namespace leasehold::bench

@@ -11,6 +11,7 @@
 
 #include "client/bench/keepalive_load.h"
 #include "client/bench/unary_call.h"
+#include "client/bench/watch_client.h"
 
 namespace leasehold::bench {
 namespace {
@@ -180,14 +181,46 @@ Report RangeLoad(const Options& o, Connections& c) {
 // by deleting the key and revoking the lease.
 Report TxnLockLoad(const Options& o, Connections& c) {
   const int locks = o.locks > 0 ? o.locks : o.clients;
-  if (locks < o.clients) {
-    std::fprintf(stderr, "txn-lock: contended locks (--locks < --clients) wait on Watch, which this tool "
-                         "does not drive yet; use --locks=0\n");
-    std::exit(2);
-  }
   auto last_token = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(locks));
-  for (int i = 0; i < locks; ++i) last_token[i] = 0;
-  std::atomic<int64_t> fencing_violations{0}, not_acquired{0};
+  auto holder = std::make_unique<std::atomic<int>[]>(static_cast<size_t>(locks));
+  for (int i = 0; i < locks; ++i) {
+    last_token[i] = 0;
+    holder[i] = -1;
+  }
+  std::atomic<int64_t> fencing_violations{0}, exclusion_violations{0}, not_acquired{0};
+  // Contended locks wait as etcd's Mutex does: on the deletion of the next older key, by watch.
+  std::vector<std::unique_ptr<WatchClient>> watchers;
+  if (locks < o.clients) {
+    for (int i = 0; i < o.clients; ++i) watchers.push_back(std::make_unique<WatchClient>(c.watch(i)));
+  }
+  // Calls `acquired` once no key older than `my_rev` remains under `prefix`.
+  std::function<void(int, std::string, int64_t, std::function<void(const grpc::Status&)>)> wait_deletes =
+      [&](int client, std::string prefix, int64_t my_rev, std::function<void(const grpc::Status&)> acquired) {
+        RangeRequest older;
+        older.set_key(prefix);
+        older.set_range_end(prefix.substr(0, prefix.size() - 1) + "0");
+        older.set_sort_target(RangeRequest::CREATE);
+        older.set_sort_order(RangeRequest::DESCEND);
+        older.set_limit(1);
+        older.set_max_create_revision(my_rev - 1);
+        Range(c, client, older, [&, client, prefix, my_rev, acquired](const grpc::Status& s, const auto& resp) {
+          if (!s.ok()) return acquired(s);
+          if (resp.kvs_size() == 0) return acquired(grpc::Status::OK);
+          etcdserverpb::WatchCreateRequest create;
+          create.set_key(resp.kvs(0).key());
+          create.set_start_revision(resp.header().revision() + 1);
+          watchers[static_cast<size_t>(client)]->Watch(
+              create, [&, client, prefix, my_rev, acquired](const etcdserverpb::WatchResponse& w) {
+                for (const auto& e : w.events()) {
+                  if (e.type() == mvccpb::Event::DELETE) {
+                    wait_deletes(client, prefix, my_rev, acquired);
+                    return false;
+                  }
+                }
+                return true;
+              });
+        });
+      };
   Report r;
   r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
     const int lock = client % locks;
@@ -215,27 +248,47 @@ Report TxnLockLoad(const Options& o, Connections& c) {
       *txn.add_success()->mutable_request_range() = owner;
       txn.add_failure()->mutable_request_range()->set_key(my_key);
       *txn.add_failure()->mutable_request_range() = owner;
-      Txn(c, client, std::move(txn), [&, client, lock, lease, my_key, done](const grpc::Status& s, const auto& resp) {
+      Txn(c, client, std::move(txn), [&, client, lock, lease, prefix, my_key, done](const grpc::Status& s,
+                                                                                    const auto& resp) {
         if (!s.ok()) return done(s);
         const int64_t my_rev = resp.header().revision();
         const auto& owners = resp.responses(1).response_range();
-        if (!resp.succeeded() || owners.kvs_size() != 1 || owners.kvs(0).create_revision() != my_rev) {
-          not_acquired.fetch_add(1);
-        } else {
-          // The fencing token must exceed every earlier holder's.
+        auto release = [&, client, lock, lease, my_key, done] {
+          holder[lock].store(-1);
+          Delete(c, client, my_key, [&c, client, lease, done](const grpc::Status& s) {
+            if (!s.ok()) return done(s);
+            Revoke(c, client, lease, done);
+          });
+        };
+        auto hold = [&, client, lock, my_rev, release](const grpc::Status& s) {
+          if (!s.ok()) return release();
+          // Mutual exclusion, and a fencing token above every earlier holder's.
+          int expected = -1;
+          if (!holder[lock].compare_exchange_strong(expected, client)) exclusion_violations.fetch_add(1);
           int64_t prev = last_token[lock].load();
           while (prev < my_rev && !last_token[lock].compare_exchange_weak(prev, my_rev)) {
           }
           if (prev >= my_rev) fencing_violations.fetch_add(1);
+          release();
+        };
+        if (!resp.succeeded() || owners.kvs_size() != 1) {
+          not_acquired.fetch_add(1);
+          release();
+        } else if (owners.kvs(0).create_revision() == my_rev) {
+          hold(grpc::Status::OK);
+        } else if (!watchers.empty()) {
+          wait_deletes(client, prefix, my_rev, hold);
+        } else {
+          not_acquired.fetch_add(1);
+          release();
         }
-        Delete(c, client, my_key, [&c, client, lease, done](const grpc::Status& s) {
-          if (!s.ok()) return done(s);
-          Revoke(c, client, lease, done);
-        });
       });
     });
   });
+  for (auto& w : watchers) w->Close();
+  for (auto& w : watchers) w->Wait();
   r.extras.emplace_back("fencing_violations", static_cast<double>(fencing_violations.load()));
+  r.extras.emplace_back("exclusion_violations", static_cast<double>(exclusion_violations.load()));
   r.extras.emplace_back("not_acquired", static_cast<double>(not_acquired.load()));
   return r;
 }
@@ -298,6 +351,55 @@ Report ExpiryStormLoad(const Options& o, Connections& c) {
   return r;
 }
 
+// --clients watch streams, one watcher each on one prefix; puts at --rate (default 10/s) carry their
+// send time, so every delivered event measures put-to-watcher latency.
+Report WatchFanoutLoad(const Options& o, Connections& c) {
+  ShardedHistogram delivery;
+  std::atomic<int64_t> delivered{0};
+  std::atomic<int> created{0};
+  const auto epoch = std::chrono::steady_clock::now();
+  auto now_us = [epoch] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - epoch).count();
+  };
+  std::vector<std::unique_ptr<WatchClient>> streams;
+  for (int i = 0; i < o.clients; ++i) {
+    streams.push_back(std::make_unique<WatchClient>(c.watch(i)));
+    etcdserverpb::WatchCreateRequest create;
+    create.set_key("fanout/");
+    create.set_range_end("fanout0");
+    streams.back()->Watch(
+        create,
+        [&, i](const etcdserverpb::WatchResponse& w) {
+          const int64_t at = now_us();
+          for (const auto& e : w.events()) {
+            delivery.Record(static_cast<size_t>(i), at - std::stoll(e.kv().value()));
+            delivered.fetch_add(1, std::memory_order_relaxed);
+          }
+          return true;
+        },
+        [&created] { created.fetch_add(1); });
+  }
+  while (created.load() < o.clients) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  LoadSpec puts{1, o.total, o.duration_s, o.rate > 0 ? o.rate : 10};
+  std::atomic<int64_t> n{0};
+  LoadResult put_load = RunLoad(puts, [&](int client, OpDone done) {
+    Put(c, client, KeyOf(n.fetch_add(1) % 100, 4, "fanout/"), std::to_string(now_us()), 0, std::move(done));
+  });
+  const int64_t expected = put_load.ops * o.clients;
+  for (int i = 0; i < 500 && delivered.load() < expected; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (auto& s : streams) s->Close();
+  for (auto& s : streams) s->Wait();
+  Report r;
+  r.load.latency = delivery.Merged();
+  r.load.ops = delivered.load();
+  r.load.seconds = put_load.seconds;
+  r.load.errors = put_load.errors;
+  r.extras.emplace_back("watchers", o.clients);
+  r.extras.emplace_back("puts", static_cast<double>(put_load.ops));
+  r.extras.emplace_back("events_missing", static_cast<double>(expected - delivered.load()));
+  return r;
+}
+
 }  // namespace
 
 bool RunWorkload(const Options& o, Connections& c, Report* report, std::string* error) {
@@ -315,6 +417,8 @@ bool RunWorkload(const Options& o, Connections& c, Report* report, std::string* 
     *report = RangeLoad(o, c);
   } else if (o.workload == "txn-lock") {
     *report = TxnLockLoad(o, c);
+  } else if (o.workload == "watch-fanout") {
+    *report = WatchFanoutLoad(o, c);
   } else if (o.workload == "expiry-storm") {
     *report = ExpiryStormLoad(o, c);
   } else {

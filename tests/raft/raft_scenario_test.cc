@@ -220,6 +220,20 @@ TEST(CheckQuorumTest, IsolatedLeaderStepsDownAndLeaseExpires) {
   EXPECT_EQ(c.raft(1).role(), Role::kFollower);
 }
 
+TEST(CheckQuorumTest, NoLeaseWithoutCheckQuorumOrDuringTransfer) {
+  Cluster plain({1, 2, 3});
+  plain.Elect(1);
+  plain.TickAll(2);
+  EXPECT_FALSE(plain.node(1).LeaseValid());
+  Cluster c({1, 2, 3}, [](Config& cfg) { cfg.check_quorum = true; });
+  c.Elect(1);
+  c.TickAll(2);
+  ASSERT_TRUE(c.node(1).LeaseValid());
+  c.Isolate(3);
+  ASSERT_TRUE(c.node(1).TransferLeadership(3).ok());
+  EXPECT_FALSE(c.node(1).LeaseValid());
+}
+
 TEST(CheckQuorumTest, FollowersIgnoreVotesWhileLeaderIsAlive) {
   Cluster c({1, 2, 3}, [](Config& cfg) { cfg.check_quorum = true; });
   c.Elect(1);

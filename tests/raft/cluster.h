@@ -1,4 +1,4 @@
-// Cluster: a synchronous in-memory harness of Raft nodes for scenario tests and benchmarks.
+// Cluster: a synchronous in-memory harness of Raft nodes for scenario tests.
 //
 // Messages are queued and delivered by Deliver() until quiescent, except across cut links.
 // Each node persists Ready batches into its own MemoryStorage and applies committed entries to

@@ -14,7 +14,6 @@ struct SimOptions {
   // Steps (ticks) with faults, followed by `calm_ticks` with the network healed.
   int chaos_steps = 3000;
   int calm_ticks = 300;
-  bool verbose = false;
 };
 
 struct SimResult {

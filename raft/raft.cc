@@ -506,7 +506,7 @@ void Raft::HandleHeartbeatResponse(const pb::Message& m, Progress& pr) {
   if (pr.state == ProgressState::kReplicate && pr.inflights.Full()) pr.inflights.FreeFirstOne();
   const uint64_t from = m.from();
   if (pr.match_index < log_.LastIndex()) SendAppend(from);
-  if (!m.context().empty() && read_only_.RecvAck(from, m.context()) >= QuorumSize(Voters().size())) {
+  if (!m.context().empty() && ReadQuorumReached(read_only_.RecvAck(from, m.context()))) {
     for (const PendingRead& read : read_only_.Advance(m.context())) RespondToRead(read);
   }
 }
@@ -793,11 +793,23 @@ void Raft::OnCommitAdvanced() {
 
 void Raft::ServeReadIndex(const pb::Message& m) {
   read_only_.Add(log_.committed(), m.from(), m.context());
-  if (read_only_.RecvAck(id_, m.context()) >= QuorumSize(Voters().size())) {
+  if (ReadQuorumReached(read_only_.RecvAck(id_, m.context()))) {
     for (const PendingRead& read : read_only_.Advance(m.context())) RespondToRead(read);
     return;
   }
   BroadcastHeartbeat(m.context());
+}
+
+bool Raft::ReadQuorumReached(const std::set<uint64_t>* acks) const {
+  if (acks == nullptr) return false;
+  // Only voters' acks confirm leadership: learners cannot elect anyone else.
+  size_t voter_acks = 0, voters = 0;
+  for (const auto& [id, pr] : progress_) {
+    if (pr.is_learner) continue;
+    ++voters;
+    voter_acks += acks->contains(id);
+  }
+  return voters > 0 && voter_acks >= QuorumSize(voters);
 }
 
 void Raft::RespondToRead(const PendingRead& read) {

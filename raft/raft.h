@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -160,6 +161,7 @@ class Raft {
   bool CommittedInCurrentTerm() const;
   void ServeReadIndex(const pb::Message& m);
   void RespondToRead(const PendingRead& read);
+  bool ReadQuorumReached(const std::set<uint64_t>* acks) const;
   bool QuorumActive();
   bool HasUnappliedConfChange() const;
   void AbortLeaderTransfer() { lead_transferee_ = kNoNode; }

@@ -11,11 +11,11 @@ void ReadOnly::Add(uint64_t commit_index, uint64_t from, const std::string& cont
   queue_.push_back(context);
 }
 
-size_t ReadOnly::RecvAck(uint64_t from, const std::string& context) {
+const std::set<uint64_t>* ReadOnly::RecvAck(uint64_t from, const std::string& context) {
   auto it = pending_.find(context);
-  if (it == pending_.end()) return 0;
+  if (it == pending_.end()) return nullptr;
   it->second.acks.insert(from);
-  return it->second.acks.size();
+  return &it->second.acks;
 }
 
 std::vector<PendingRead> ReadOnly::Advance(const std::string& context) {

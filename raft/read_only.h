@@ -33,8 +33,9 @@ class ReadOnly {
  public:
   // Queues a request; a duplicate context already pending is ignored.
   void Add(uint64_t commit_index, uint64_t from, const std::string& context);
-  // Records a heartbeat ack for `context`; returns the number of distinct acks (0 if unknown).
-  size_t RecvAck(uint64_t from, const std::string& context);
+  // Records a heartbeat ack for `context`; returns everyone who acked it so far (null if the
+  // context is unknown). The caller decides which acks count towards a quorum.
+  const std::set<uint64_t>* RecvAck(uint64_t from, const std::string& context);
   // Removes and returns every request up to and including `context`.
   std::vector<PendingRead> Advance(const std::string& context);
   // Context of the newest pending request, or empty.

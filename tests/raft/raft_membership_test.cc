@@ -120,3 +120,30 @@ TEST(MembershipTest, LearnerReplicatesWithoutVotingThenPromoted) {
 
 }  // namespace
 }  // namespace leasehold::raft
+
+namespace leasehold::raft {
+namespace {
+
+TEST(MembershipTest, LearnerAcksDoNotConfirmReads) {
+  testing::Cluster c({1, 2, 3});
+  c.Elect(1);
+  c.AddNode(4, {1, 2, 3});
+  pb::ConfChange cc;
+  cc.set_type(pb::CONF_ADD_LEARNER);
+  cc.set_node_id(4);
+  ASSERT_TRUE(c.node(1).ProposeConfChange(cc).ok());
+  c.Deliver();
+  c.TickAll(2);
+  ASSERT_TRUE(c.raft(1).progress().at(4).is_learner);
+  c.Isolate(2);
+  c.Isolate(3);
+  ASSERT_TRUE(c.node(1).ReadIndex("needs-voters").ok());
+  c.TickAll(3);
+  EXPECT_TRUE(c.state(1).read_states.empty());  // leader + learner is not a voter quorum
+  c.Heal();
+  c.TickAll(2);
+  EXPECT_EQ(c.state(1).read_states.size(), 1u);
+}
+
+}  // namespace
+}  // namespace leasehold::raft

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,6 +66,8 @@ class Simulation {
       peers_.push_back(id);
       nodes_[id].id = id;
     }
+    boot_peers_ = peers_;
+    next_node_id_ = peers_.size() + 1;
     for (uint64_t id : peers_) Start(id);
   }
 
@@ -106,7 +109,8 @@ class Simulation {
     c.election_ticks = 10;
     c.heartbeat_ticks = 2;
     c.storage = &n.storage;
-    c.peers = peers_;
+    // Conf changes after the snapshot (or from the start of the log) are re-applied on top.
+    c.peers = boot_peers_;
     c.max_size_per_msg = 512;
     c.max_inflight_msgs = 4;
     c.pre_vote = pre_vote_;
@@ -126,7 +130,10 @@ class Simulation {
     ++crashes_;
   }
 
-  bool Up(uint64_t id) const { return nodes_.at(id).node != nullptr; }
+  bool Up(uint64_t id) const {
+    auto it = nodes_.find(id);
+    return it != nodes_.end() && it->second.node != nullptr;
+  }
 
   // --- one step of chaos ---
   void ChaosStep() {
@@ -152,6 +159,8 @@ class Simulation {
     } else if (r < 93) {
       uint64_t lead = CurrentLeader();
       if (lead != 0) (void)nodes_[lead].node->TransferLeadership(peers_[Uniform(peers_.size())]);
+    } else if (r < 100) {
+      ChangeMembership();
     }
     // Client traffic.
     if (Chance(30)) Propose(peers_[Uniform(peers_.size())]);
@@ -162,6 +171,57 @@ class Simulation {
     }
     DeliverDue(/*faulty=*/true);
     ProcessAll(/*faulty=*/true);
+    Decommission();
+  }
+
+  // Single-server changes on one extra node beyond the initial voters: add it as a learner,
+  // promote it, remove it; a removed node is shut down for good once its removal is applied.
+  void ChangeMembership() {
+    const uint64_t lead = CurrentLeader();
+    if (lead == 0) return;
+    Node& leader = *nodes_[lead].node;
+    const pb::ConfState cs = leader.raft().conf_state();
+    pb::ConfChange cc;
+    uint64_t extra_voter = 0;
+    for (uint64_t v : cs.voters()) {
+      if (!IsBootPeer(v)) extra_voter = v;
+    }
+    if (cs.learners_size() > 0) {
+      cc.set_type(pb::CONF_PROMOTE_LEARNER);
+      cc.set_node_id(cs.learners(0));
+    } else if (extra_voter != 0) {
+      cc.set_type(pb::CONF_REMOVE_NODE);
+      cc.set_node_id(extra_voter);
+    } else {
+      // Reuse a started node whose earlier add was lost, else start a new one.
+      uint64_t id = 0;
+      for (uint64_t p : peers_) {
+        if (!IsBootPeer(p)) id = p;
+      }
+      if (id == 0) id = next_node_id_;
+      cc.set_type(pb::CONF_ADD_LEARNER);
+      cc.set_node_id(id);
+    }
+    if (!leader.ProposeConfChange(cc).ok()) return;
+    const uint64_t id = cc.node_id();
+    if (cc.type() == pb::CONF_ADD_LEARNER && !nodes_.contains(id)) {
+      ++next_node_id_;
+      nodes_[id].id = id;
+      peers_.push_back(id);
+      Start(id);
+    }
+  }
+
+  bool IsBootPeer(uint64_t id) const {
+    return std::find(boot_peers_.begin(), boot_peers_.end(), id) != boot_peers_.end();
+  }
+
+  void Decommission() {
+    for (uint64_t id : removed_) {
+      peers_.erase(std::remove(peers_.begin(), peers_.end(), id), peers_.end());
+      nodes_.erase(id);
+    }
+    removed_.clear();
   }
 
   size_t UpCount() const {
@@ -328,6 +388,14 @@ class Simulation {
                         it->second.data(), ")"));
     }
     committed_terms_[e.index()] = e.term();
+    if (e.type() == pb::ENTRY_CONF_CHANGE) {
+      pb::ConfChange cc;
+      if (!cc.ParseFromString(e.data())) Fail("unparsable conf change");
+      n.node->ApplyConfChange(cc);
+      if (cc.type() == pb::CONF_REMOVE_NODE && nodes_.contains(cc.node_id())) {
+        removed_.push_back(cc.node_id());
+      }
+    }
   }
 
   // Log matching, incrementally: an (index, term) pair identifies one entry, with one
@@ -396,9 +464,12 @@ class Simulation {
     std::string final_value;
     uint64_t proposed_at = 0;
     for (; step_ < deadline; ++step_) {
-      for (uint64_t id : peers_) nodes_[id].node->Tick();
+      for (uint64_t id : peers_) {
+        if (Up(id)) nodes_[id].node->Tick();
+      }
       DeliverDue(false);
       ProcessAll(false);
+      Decommission();
       CheckInvariants();
       const uint64_t lead = CurrentLeader();
       // Liveness probe: a client proposes (retrying every 30 ticks, as a proposal accepted by a
@@ -437,6 +508,16 @@ class Simulation {
     return out;
   }
 
+  // Voters and learners in the current leader's configuration (all boot peers if none).
+  std::vector<uint64_t> Members() const {
+    const uint64_t lead = CurrentLeader();
+    if (lead == 0) return boot_peers_;
+    const pb::ConfState cs = nodes_.at(lead).node->raft().conf_state();
+    std::vector<uint64_t> out(cs.voters().begin(), cs.voters().end());
+    out.insert(out.end(), cs.learners().begin(), cs.learners().end());
+    return out;
+  }
+
   bool Converged(const std::string& final_value) const {
     uint64_t max_applied = 0;
     for (const auto& [index, e] : applied_) max_applied = std::max(max_applied, index);
@@ -444,8 +525,8 @@ class Simulation {
     bool final_applied = false;
     for (; it != applied_.rend() && !final_applied; ++it) final_applied = it->second.data() == final_value;
     if (!final_applied) return false;
-    for (uint64_t id : peers_) {
-      if (nodes_.at(id).applied < max_applied) return false;
+    for (uint64_t id : Members()) {
+      if (!Up(id) || nodes_.at(id).applied < max_applied) return false;
     }
     return true;
   }
@@ -454,7 +535,7 @@ class Simulation {
     // Every entry applied anywhere (an acknowledged proposal) is applied on every node: all nodes
     // reached the same applied index, and Apply() checked that contents agree index by index.
     uint64_t max_applied = applied_.empty() ? 0 : applied_.rbegin()->first;
-    for (uint64_t id : peers_) {
+    for (uint64_t id : Members()) {
       if (nodes_[id].applied != max_applied) {
         Fail(absl::StrCat("node ", id, " applied ", nodes_[id].applied, " of ", max_applied));
       }
@@ -475,7 +556,10 @@ class Simulation {
   int drop_pct_ = 0;
   int dup_pct_ = 0;
   int max_delay_ = 0;
-  std::vector<uint64_t> peers_;
+  std::vector<uint64_t> peers_;        // running or restartable nodes
+  std::vector<uint64_t> boot_peers_;   // the initial voters
+  std::vector<uint64_t> removed_;      // removed by an applied conf change; shut down after the step
+  uint64_t next_node_id_ = 0;
   std::map<uint64_t, SimNode> nodes_;
   std::vector<InFlight> network_;
   std::set<std::pair<uint64_t, uint64_t>> cut_;

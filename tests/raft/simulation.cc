@@ -62,6 +62,10 @@ class Simulation {
     drop_pct_ = static_cast<int>(Uniform(15));
     dup_pct_ = static_cast<int>(Uniform(5));
     max_delay_ = static_cast<int>(Uniform(4));
+    // Tiny messages (one entry each) separate a new leader's no-op from older entries, which
+    // exposes commit-rule (figure 8) mistakes.
+    const uint64_t sizes[] = {1, 64, 512};
+    max_size_per_msg_ = sizes[Uniform(3)];
     for (uint64_t id = 1; id <= static_cast<uint64_t>(num_nodes_); ++id) {
       peers_.push_back(id);
       nodes_[id].id = id;
@@ -111,7 +115,7 @@ class Simulation {
     c.storage = &n.storage;
     // Conf changes after the snapshot (or from the start of the log) are re-applied on top.
     c.peers = boot_peers_;
-    c.max_size_per_msg = 512;
+    c.max_size_per_msg = max_size_per_msg_;
     c.max_inflight_msgs = 4;
     c.pre_vote = pre_vote_;
     c.check_quorum = check_quorum_;
@@ -556,6 +560,7 @@ class Simulation {
   int drop_pct_ = 0;
   int dup_pct_ = 0;
   int max_delay_ = 0;
+  uint64_t max_size_per_msg_ = 512;
   std::vector<uint64_t> peers_;        // running or restartable nodes
   std::vector<uint64_t> boot_peers_;   // the initial voters
   std::vector<uint64_t> removed_;      // removed by an applied conf change; shut down after the step

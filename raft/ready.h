@@ -1,0 +1,43 @@
+// Ready: one batch of work the Raft state machine hands to the application.
+//
+// Processing order (the contract the application must follow):
+//   1. persist `snapshot` (if any), `entries` and `hard_state` (if set) to Storage;
+//   2. only then send `messages`;
+//   3. apply `snapshot` and then `committed_entries` to the state machine (for conf change
+//      entries, call Node::ApplyConfChange);
+//   4. serve each of `read_states` once the state machine has applied its index;
+//   5. call Node::Advance(ready).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "raft/raft.h"
+#include "raft/read_only.h"
+#include "raft/storage.h"
+
+namespace leasehold::raft {
+
+// Volatile state worth reporting (not persisted).
+struct SoftState {
+  uint64_t lead = kNoNode;
+  Role role = Role::kFollower;
+  friend bool operator==(const SoftState&, const SoftState&) = default;
+};
+
+struct Ready {
+  std::optional<SoftState> soft_state;          // set when leader or role changed
+  std::optional<pb::HardState> hard_state;      // set when it changed; persist
+  std::optional<pb::Snapshot> snapshot;         // persist and install
+  std::vector<pb::Entry> entries;               // persist before sending messages
+  std::vector<pb::Entry> committed_entries;     // apply in order
+  std::vector<pb::Message> messages;            // send after persisting
+  std::vector<ReadState> read_states;           // serve once applied >= index
+
+  bool empty() const;
+};
+
+bool HardStateEqual(const pb::HardState& a, const pb::HardState& b);
+bool IsEmptyHardState(const pb::HardState& hs);
+
+}  // namespace leasehold::raft

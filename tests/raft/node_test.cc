@@ -1,0 +1,126 @@
+// Node tests: the Ready/Advance contract and configuration validation.
+#include <gtest/gtest.h>
+
+#include "raft/memory_storage.h"
+#include "raft/node.h"
+
+namespace leasehold::raft {
+namespace {
+
+std::unique_ptr<Node> MakeNode(MemoryStorage& storage, std::vector<uint64_t> peers) {
+  Config c;
+  c.id = 1;
+  c.storage = &storage;
+  c.peers = std::move(peers);
+  auto node = Node::Create(c);
+  EXPECT_TRUE(node.ok()) << node.status();
+  return *std::move(node);
+}
+
+void Persist(MemoryStorage& storage, const Ready& rd) {
+  if (rd.snapshot) {
+    ASSERT_TRUE(storage.ApplySnapshot(*rd.snapshot).ok());
+  }
+  ASSERT_TRUE(storage.Append(rd.entries).ok());
+  if (rd.hard_state) storage.SetHardState(*rd.hard_state);
+}
+
+TEST(NodeTest, ConfigValidation) {
+  MemoryStorage s;
+  Config c;
+  c.storage = &s;
+  EXPECT_EQ(Node::Create(c).status().code(), absl::StatusCode::kInvalidArgument);  // id 0
+  c.id = 1;
+  c.election_ticks = 1;
+  c.heartbeat_ticks = 1;
+  EXPECT_EQ(Node::Create(c).status().code(), absl::StatusCode::kInvalidArgument);
+  c.election_ticks = 10;
+  c.storage = nullptr;
+  EXPECT_EQ(Node::Create(c).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(NodeTest, SingleNodeReadyCycle) {
+  MemoryStorage s;
+  auto node = MakeNode(s, {1});
+  EXPECT_FALSE(node->HasReady());
+  ASSERT_TRUE(node->Campaign().ok());
+  ASSERT_TRUE(node->HasReady());
+  Ready rd = node->GetReady();
+  ASSERT_TRUE(rd.soft_state.has_value());
+  EXPECT_EQ(rd.soft_state->role, Role::kLeader);
+  ASSERT_TRUE(rd.hard_state.has_value());
+  EXPECT_EQ(rd.hard_state->term(), 1u);
+  EXPECT_EQ(rd.hard_state->vote(), 1u);
+  ASSERT_EQ(rd.entries.size(), 1u);  // the leader's no-op
+  ASSERT_EQ(rd.committed_entries.size(), 1u);
+  Persist(s, rd);
+  node->Advance(rd);
+  EXPECT_FALSE(node->HasReady());
+
+  ASSERT_TRUE(node->ProposeBatch({"a", "b"}).ok());
+  rd = node->GetReady();
+  EXPECT_FALSE(rd.soft_state.has_value());
+  ASSERT_EQ(rd.entries.size(), 2u);
+  ASSERT_EQ(rd.committed_entries.size(), 2u);
+  EXPECT_EQ(rd.committed_entries[1].data(), "b");
+  Persist(s, rd);
+  node->Advance(rd);
+  EXPECT_FALSE(node->HasReady());
+  EXPECT_EQ(node->raft().log().applied(), 3u);
+
+  ASSERT_TRUE(node->ReadIndex("ctx").ok());
+  rd = node->GetReady();
+  ASSERT_EQ(rd.read_states.size(), 1u);
+  EXPECT_EQ(rd.read_states[0].index, 3u);
+  node->Advance(rd);
+}
+
+TEST(NodeTest, MessagesAccompanyEntriesToPersistFirst) {
+  MemoryStorage s;
+  auto node = MakeNode(s, {1, 2});
+  ASSERT_TRUE(node->Campaign().ok());
+  Ready rd = node->GetReady();
+  ASSERT_TRUE(rd.hard_state.has_value());
+  ASSERT_EQ(rd.messages.size(), 1u);
+  EXPECT_EQ(rd.messages[0].type(), pb::MSG_VOTE);
+  Persist(s, rd);
+  node->Advance(rd);
+  pb::Message vote;
+  vote.set_type(pb::MSG_VOTE_RESPONSE);
+  vote.set_from(2);
+  vote.set_to(1);
+  vote.set_term(1);
+  ASSERT_TRUE(node->Step(vote).ok());
+  rd = node->GetReady();
+  EXPECT_EQ(rd.soft_state->role, Role::kLeader);
+  ASSERT_EQ(rd.entries.size(), 1u);
+  EXPECT_TRUE(rd.committed_entries.empty());  // needs the follower's ack
+  ASSERT_EQ(rd.messages.size(), 1u);
+  EXPECT_EQ(rd.messages[0].type(), pb::MSG_APPEND);
+  node->Advance(rd);
+}
+
+TEST(NodeTest, RejectsTermlessNetworkMessages) {
+  MemoryStorage s;
+  auto node = MakeNode(s, {1, 2});
+  pb::Message m;
+  m.set_type(pb::MSG_APPEND);
+  m.set_from(2);
+  m.set_to(1);
+  EXPECT_EQ(node->Step(m).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(NodeTest, SingleVoterHoldsLease) {
+  MemoryStorage s;
+  Config c;
+  c.id = 1;
+  c.storage = &s;
+  c.peers = {1};
+  c.check_quorum = true;
+  auto node = *Node::Create(c);
+  ASSERT_TRUE(node->Campaign().ok());
+  EXPECT_TRUE(node->LeaseValid());  // a single voter is its own quorum
+}
+
+}  // namespace
+}  // namespace leasehold::raft

@@ -90,7 +90,9 @@ CASES=(
   "put|put --clients 256 --conns 16 $D"
   "range, linearizable|range --clients 256 --conns 16 $D"
   "range, serializable|range --serializable --clients 256 --conns 16 $D"
-  "txn-lock cycles|txn-lock --clients 64 --conns 16 $D"
+  "txn-lock cycles, 64 clients on 64 locks|txn-lock --clients 64 --conns 16 $D"
+  "txn-lock cycles, 16 clients on 1 lock|txn-lock --clients 16 --locks 1 --conns 4 $D"
+  "watch-fanout events, 1000 watchers, 10 puts/s|watch-fanout --clients 1000 --conns 16 --rate 10 $D"
 )
 for r in $(seq 1 "$REPEATS"); do
   echo "repeat $r/$REPEATS"

@@ -12,7 +12,7 @@ ROOT=$(pwd)
 DURATION=10
 REPEATS=3
 RSS_LEASES="100000 1000000"
-STORM_LEASES=20000
+STORM_LEASES=100000
 OUT=docs/benchmarks.md
 COMMAND="scripts/compare-etcd.sh $*"
 while [ $# -gt 0 ]; do

@@ -112,26 +112,25 @@ void LocalProposer::Run() {
       last_index_ = index - 1;
     }
     index = first_index;
-    std::vector<Completion> completions;
-    completions.reserve(batch.size());
-    std::vector<mvccpb::Event> events;
+    AppliedGroup group;
+    group.completions.reserve(batch.size());
     for (auto& p : batch) {
       storage::ApplyResult result = state_machine_->Apply(index++, p.entry);
       if (observer_) {
-        for (auto& e : result.events) events.push_back(std::move(e));
+        for (auto& e : result.events) group.events.push_back(std::move(e));
       }
-      completions.push_back({std::move(p.done), std::move(result)});
+      group.completions.push_back({std::move(p.done), std::move(result)});
     }
     state_machine_->FlushApplied();
-    if (observer_) observer_(events, state_machine_->revision());
+    group.revision = state_machine_->revision();
     batch.clear();
     absl::MutexLock lock(&respond_mu_);
-    for (auto& c : completions) to_respond_.push_back(std::move(c));
+    to_respond_.push_back(std::move(group));
   }
 }
 
 void LocalProposer::Respond() {
-  std::vector<Completion> ready;
+  std::vector<AppliedGroup> ready;
   while (true) {
     {
       absl::MutexLock lock(&respond_mu_);
@@ -143,7 +142,11 @@ void LocalProposer::Respond() {
       if (to_respond_.empty()) return;  // stopping, and everything answered
       ready.swap(to_respond_);
     }
-    for (auto& c : ready) c.done(std::move(c.result));
+    for (auto& group : ready) {
+      // Watchers first: a lock waiter hears of its predecessor's deletion as early as possible.
+      if (observer_) observer_(group.events, group.revision);
+      for (auto& c : group.completions) c.done(std::move(c.result));
+    }
     ready.clear();
   }
 }

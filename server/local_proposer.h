@@ -21,8 +21,8 @@ namespace leasehold::server {
 
 class LocalProposer : public Proposer {
  public:
-  // Called on the apply thread with each group's watch events once they are flushed, and the store
-  // revision after the group.
+  // Called with each group's watch events once they are flushed, and the store revision after the
+  // group: on the responder thread, in log order, before the group's proposers are answered.
   using ApplyObserver = std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision)>;
 
   // Neither pointer is owned; both must outlive this object.
@@ -63,8 +63,14 @@ class LocalProposer : public Proposer {
     Done done;
     storage::ApplyResult result;
   };
+  // One applied and flushed group, waiting to be published and answered.
+  struct AppliedGroup {
+    std::vector<mvccpb::Event> events;
+    int64_t revision = 0;
+    std::vector<Completion> completions;
+  };
   absl::Mutex respond_mu_;
-  std::vector<Completion> to_respond_ ABSL_GUARDED_BY(respond_mu_);
+  std::vector<AppliedGroup> to_respond_ ABSL_GUARDED_BY(respond_mu_);
   bool respond_stopping_ ABSL_GUARDED_BY(respond_mu_) = false;
   std::thread responder_;
 };

@@ -82,6 +82,17 @@ std::string KeyOf(int64_t n, int size, const std::string& prefix = "bench/") {
   return key + digits;
 }
 
+// The first key under `prefix` by create revision (oldest or youngest), as etcd's Mutex reads it.
+RangeRequest ByCreateRevision(const std::string& prefix, RangeRequest::SortOrder order) {
+  RangeRequest r;
+  r.set_key(prefix);
+  r.set_range_end(prefix.substr(0, prefix.size() - 1) + "0");
+  r.set_sort_target(RangeRequest::CREATE);
+  r.set_sort_order(order);
+  r.set_limit(1);
+  return r;
+}
+
 LoadSpec SpecOf(const Options& o) { return LoadSpec{o.clients, o.total, o.duration_s, o.rate}; }
 
 // Grants `count` leases with the given TTL using `concurrency` closed-loop clients.
@@ -96,6 +107,16 @@ std::vector<int64_t> GrantMany(Connections& c, int64_t count, int64_t ttl, int c
     });
   });
   return ids;
+}
+
+// Revokes `ids` (skipping zeros) and returns once every revoke has been answered.
+void RevokeMany(Connections& c, const std::vector<int64_t>& ids, int concurrency) {
+  std::atomic<size_t> next{0};
+  RunLoad(LoadSpec{concurrency, static_cast<int64_t>(ids.size()), 0, 0}, [&](int client, OpDone done) {
+    const int64_t id = ids[next.fetch_add(1)];
+    if (id == 0) return done(grpc::Status::OK);
+    Revoke(c, client, id, std::move(done));
+  });
 }
 
 // Per-client pseudo-random streams, seeded by client index so runs are comparable.
@@ -114,13 +135,19 @@ class ClientRandom {
 
 Report LeaseGrantLoad(const Options& o, Connections& c) {
   Report r;
+  std::atomic<int64_t> revoking{0};
   r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
-    Grant(c, client, o.ttl, [&c, &o, client, done](const grpc::Status& s, int64_t id) {
+    Grant(c, client, o.ttl, [&c, &o, &revoking, client, done](const grpc::Status& s, int64_t id) {
       // The revoke keeps the lease count bounded; it is not part of the measured operation.
-      if (s.ok() && o.revoke) Revoke(c, client, id, [](const grpc::Status&) {});
+      if (s.ok() && o.revoke) {
+        revoking.fetch_add(1);
+        Revoke(c, client, id, [&revoking](const grpc::Status&) { revoking.fetch_sub(1); });
+      }
       done(s);
     });
   });
+  // Every callback must have run before the connections go away.
+  while (revoking.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return r;
 }
 
@@ -137,7 +164,7 @@ Report TimeToLiveLoad(const Options& o, Connections& c) {
           done(s.ok() && resp.ttl() <= 0 ? grpc::Status(grpc::StatusCode::NOT_FOUND, "lease gone") : s);
         });
   });
-  for (int64_t id : ids) Revoke(c, 0, id, [](const grpc::Status&) {});
+  RevokeMany(c, ids, std::min(o.clients, 64));
   return r;
 }
 
@@ -151,9 +178,7 @@ Report PutLoad(const Options& o, Connections& c) {
     const int64_t n = static_cast<int64_t>(random.Next(client) % static_cast<uint64_t>(o.key_space));
     Put(c, client, KeyOf(n, o.key_size), value, leases[static_cast<size_t>(client)], std::move(done));
   });
-  if (o.with_lease) {
-    for (int64_t id : leases) Revoke(c, 0, id, [](const grpc::Status&) {});
-  }
+  if (o.with_lease) RevokeMany(c, leases, std::min(o.clients, 64));
   return r;
 }
 
@@ -196,12 +221,7 @@ Report TxnLockLoad(const Options& o, Connections& c) {
   // Calls `acquired` once no key older than `my_rev` remains under `prefix`.
   std::function<void(int, std::string, int64_t, std::function<void(const grpc::Status&)>)> wait_deletes =
       [&](int client, std::string prefix, int64_t my_rev, std::function<void(const grpc::Status&)> acquired) {
-        RangeRequest older;
-        older.set_key(prefix);
-        older.set_range_end(prefix.substr(0, prefix.size() - 1) + "0");
-        older.set_sort_target(RangeRequest::CREATE);
-        older.set_sort_order(RangeRequest::DESCEND);
-        older.set_limit(1);
+        RangeRequest older = ByCreateRevision(prefix, RangeRequest::DESCEND);
         older.set_max_create_revision(my_rev - 1);
         Range(c, client, older, [&, client, prefix, my_rev, acquired](const grpc::Status& s, const auto& resp) {
           if (!s.ok()) return acquired(s);
@@ -239,12 +259,7 @@ Report TxnLockLoad(const Options& o, Connections& c) {
       auto* put = txn.add_success()->mutable_request_put();
       put->set_key(my_key);
       put->set_lease(lease);
-      RangeRequest owner;
-      owner.set_key(prefix);
-      owner.set_range_end(prefix.substr(0, prefix.size() - 1) + "0");
-      owner.set_sort_target(RangeRequest::CREATE);
-      owner.set_sort_order(RangeRequest::ASCEND);
-      owner.set_limit(1);
+      const RangeRequest owner = ByCreateRevision(prefix, RangeRequest::ASCEND);
       *txn.add_success()->mutable_request_range() = owner;
       txn.add_failure()->mutable_request_range()->set_key(my_key);
       *txn.add_failure()->mutable_request_range() = owner;

@@ -57,7 +57,7 @@ start_server() { # etcd|leasehold
   done
   echo "$1 did not start"; exit 1
 }
-stop_server() { kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true; PID=""; }
+stop_server() { [ -n "$PID" ] || return 0; kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; PID=""; }
 trap stop_server EXIT
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

@@ -19,14 +19,16 @@ void ExpiryLoop::Stop() {
 }
 
 void ExpiryLoop::Run() {
-  double budget = 0;  // token bucket of revocations, refilled at the revoke rate, one second's burst
+  // Token bucket of revocations, refilled at the revoke rate. Its burst is two ticks' worth, so a
+  // storm is spread evenly over time instead of landing as a second's revocations in one group.
+  const double burst = std::max(1.0, 2.0 * options_.revoke_rate_per_second * options_.tick_ms / 1000.0);
+  double budget = 0;
   int64_t last_tick = Member::NowUnixMs();
   int64_t last_checkpoint = last_tick;
   while (!stop_.WaitForNotificationWithTimeout(absl::Milliseconds(options_.tick_ms))) {
     if (!member_->state_machine().leases().is_primary()) continue;
     const int64_t now = Member::NowUnixMs();
-    budget = std::min<double>(options_.revoke_rate_per_second,
-                              budget + options_.revoke_rate_per_second * std::max<int64_t>(0, now - last_tick) / 1000.0);
+    budget = std::min(burst, budget + options_.revoke_rate_per_second * std::max<int64_t>(0, now - last_tick) / 1000.0);
     last_tick = now;
     RevokeExpired(now, &budget);
     if (now - last_checkpoint >= options_.checkpoint_interval_ms) {

@@ -85,8 +85,9 @@ class Trampoline {
 thread_local int launch_depth = 0;
 
 void LaunchClosed(Run* run, Trampoline* trampoline, int client) {
-  const bool more = run->spec.total > 0 ? run->issued.fetch_add(1) < run->spec.total
-                                        : Clock::now() < run->deadline;
+  const bool stopped = run->spec.stop != nullptr && run->spec.stop->load();
+  const bool more = !stopped && (run->spec.total > 0 ? run->issued.fetch_add(1) < run->spec.total
+                                                     : Clock::now() < run->deadline);
   if (!more) {
     std::lock_guard<std::mutex> lock(run->mu);
     ++run->clients_done;
@@ -142,6 +143,7 @@ LoadResult RunLoad(const LoadSpec& spec, const AsyncOp& op) {
     for (int64_t i = 0;; ++i) {
       auto intended = run.start + std::chrono::microseconds(static_cast<int64_t>(static_cast<double>(i) * interval_us));
       if (spec.total > 0 ? i >= spec.total : intended >= run.deadline) break;
+      if (spec.stop != nullptr && spec.stop->load()) break;
       std::this_thread::sleep_until(intended);
       run.issued.fetch_add(1);
       const int client = static_cast<int>(i % spec.clients);

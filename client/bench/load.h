@@ -4,6 +4,7 @@
 // client waiting for it — no coordinated omission).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -33,6 +34,7 @@ struct LoadSpec {
   int64_t total = 0;        // stop after this many operations, or
   double duration_s = 10;   // after this long
   double rate = 0;          // > 0: open loop
+  const std::atomic<bool>* stop = nullptr;  // when set and true, no new operation starts
 };
 
 LoadResult RunLoad(const LoadSpec& spec, const AsyncOp& op);

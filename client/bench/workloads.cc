@@ -321,7 +321,7 @@ Report ExpiryStormLoad(const Options& o, Connections& c) {
 
   const auto granting = std::chrono::steady_clock::now();
   std::atomic<int64_t> next{0};
-  RunLoad(LoadSpec{std::min(o.clients, 128), o.storm_leases, 0, 0}, [&](int client, OpDone done) {
+  LoadResult granted_load = RunLoad(LoadSpec{std::min(o.clients, 128), o.storm_leases, 0, 0}, [&](int client, OpDone done) {
     const int64_t i = next.fetch_add(1);
     Grant(c, client, o.storm_ttl, [&c, client, i, done](const grpc::Status& s, int64_t id) {
       if (!s.ok()) return done(s);
@@ -331,30 +331,31 @@ Report ExpiryStormLoad(const Options& o, Connections& c) {
   const auto granted = std::chrono::steady_clock::now();
   const auto first_deadline = granting + std::chrono::seconds(o.storm_ttl);
 
+  // Deletions are observed as a client would, by watching the prefix (a count over every key would
+  // itself hold up the writes being measured). The background puts run until the last one.
+  const int64_t keys_written = granted_load.ops - granted_load.error_count();
   std::atomic<bool> drained{false};
-  double drain_seconds = -1;
-  std::thread watcher([&] {
-    while (std::chrono::steady_clock::now() < granted + std::chrono::seconds(600)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      RangeRequest req;
-      req.set_key("storm/");
-      req.set_range_end("storm0");
-      req.set_count_only(true);
-      std::promise<int64_t> count;
-      Range(c, 0, req, [&count](const grpc::Status& s, const auto& resp) { count.set_value(s.ok() ? resp.count() : -1); });
-      if (count.get_future().get() == 0) {
-        drain_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_deadline).count();
-        break;
-      }
+  std::atomic<int64_t> deleted{0};
+  std::atomic<int64_t> drained_at_us{-1};
+  WatchClient watcher(c.watch(0));
+  etcdserverpb::WatchCreateRequest create;
+  create.set_key("storm/");
+  create.set_range_end("storm0");
+  create.set_start_revision(1);
+  create.add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
+  watcher.Watch(create, [&](const etcdserverpb::WatchResponse& w) {
+    if (deleted.fetch_add(w.events_size()) + w.events_size() >= keys_written && !drained.exchange(true)) {
+      drained_at_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                             first_deadline).count();
     }
-    drained = true;
+    return true;
   });
-  // Background puts for as long as the storm lasts.
-  LoadResult during;
-  const double storm_window = std::chrono::duration<double>(granted - granting).count() + static_cast<double>(o.storm_ttl);
-  background.duration_s = std::max(5.0, storm_window);
-  during = RunLoad(background, put_op);
-  watcher.join();
+  background.duration_s = 600;
+  background.stop = &drained;
+  LoadResult during = RunLoad(background, put_op);
+  watcher.Close();
+  watcher.Wait();
+  const double drain_seconds = static_cast<double>(drained_at_us.load()) / 1e6;
 
   Report r;
   r.load = during;

@@ -48,6 +48,7 @@ start_server() { # etcd|leasehold
     PID=$!; ENDPOINT="127.0.0.1:$ETCD_PORT"
   else
     "$ROOT/build/server/leasehold" --name bench --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$LH_PORT" \
+      --listen-peer-urls "http://127.0.0.1:$((LH_PORT + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((LH_PORT + 1))" \
       --log-level warn >"$WORK/leasehold.log" 2>&1 &
     PID=$!; ENDPOINT="127.0.0.1:$LH_PORT"
   fi

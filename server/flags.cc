@@ -43,6 +43,12 @@ const std::map<std::string, FlagSpec>& Specs() {
                                        [](Flags* f, const std::string& v) { f->initial_advertise_peer_urls = SplitList(v); return true; }}},
       {"initial-cluster-token", {"Cluster token, mixed into the cluster and member ids of a new data dir.",
                                  [](Flags* f, const std::string& v) { f->initial_cluster_token = v; return true; }}},
+      {"initial-cluster", {"Initial cluster configuration for bootstrapping: name1=http://host:port,name2=... (default: this member alone).",
+                           [](Flags* f, const std::string& v) { f->initial_cluster = v; return !v.empty(); }}},
+      {"initial-cluster-state", {"'new' to found a cluster, 'existing' to join one (after 'etcdctl member add').",
+                                 [](Flags* f, const std::string& v) { f->initial_cluster_state = v; return v == "new" || v == "existing"; }}},
+      {"listen-peer-urls", {"Comma-separated URLs to listen on for peer traffic (Raft and forwarded lease calls).",
+                            [](Flags* f, const std::string& v) { f->listen_peer_urls = SplitList(v); return !f->listen_peer_urls.empty(); }}},
       {"max-request-bytes", {"Maximum client request size in bytes (etcd's default: 1572864).",
                              Int<int64_t>(&Flags::max_request_bytes, 1)}},
       {"max-txn-ops", {"Maximum number of operations per branch of a transaction.", Int<int>(&Flags::max_txn_ops, 1)}},
@@ -65,8 +71,8 @@ const std::map<std::string, FlagSpec>& Specs() {
 std::string FlagsUsage() {
   std::string out =
       "usage: leasehold [flags]\n\n"
-      "Leasehold serves the etcd v3 gRPC API (KV, Lease, Maintenance.Status, Cluster.MemberList)\n"
-      "from a RocksDB data directory.\n\nflags:\n";
+      "Leasehold serves the etcd v3 gRPC API (KV, Lease, Watch, Maintenance, Cluster) from a RocksDB\n"
+      "data directory, replicated with Raft across the members named in --initial-cluster.\n\nflags:\n";
   for (const auto& [name, spec] : Specs()) absl::StrAppend(&out, "  --", name, "\n      ", spec.help, "\n");
   return out;
 }
@@ -95,6 +101,11 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     }
   }
   if (flags.advertise_client_urls.empty()) flags.advertise_client_urls = flags.listen_client_urls;
+  if (flags.initial_cluster.empty()) {
+    for (const auto& url : flags.initial_advertise_peer_urls) {
+      absl::StrAppend(&flags.initial_cluster, flags.initial_cluster.empty() ? "" : ",", flags.name, "=", url);
+    }
+  }
   return flags;
 }
 

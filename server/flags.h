@@ -16,6 +16,10 @@ struct Flags {
   std::vector<std::string> advertise_client_urls;  // defaults to listen_client_urls
   std::vector<std::string> initial_advertise_peer_urls = {"http://127.0.0.1:2380"};
   std::string initial_cluster_token = "etcd-cluster";
+  // name=peer-url pairs of the founding members; default: this member alone ("<name>=<peer urls>").
+  std::string initial_cluster;
+  std::string initial_cluster_state = "new";  // "new" or "existing"
+  std::vector<std::string> listen_peer_urls = {"http://127.0.0.1:2380"};
   int64_t max_request_bytes = 1536 * 1024;
   int max_txn_ops = 128;
   std::string log_level = "info";

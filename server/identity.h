@@ -1,15 +1,15 @@
-// A member's cluster and member ids: chosen once when the data dir is created, then read back.
+// A member's cluster and member ids: taken from the cluster configuration when the data dir is
+// created, then read back (a restarted member keeps its ids whatever the flags say, as etcd does).
 #pragma once
-
-#include <string>
 
 #include "absl/status/statusor.h"
 #include "leasehold/internal.pb.h"
-#include "server/flags.h"
+#include "server/cluster_config.h"
 #include "storage/engine.h"
 
 namespace leasehold::server {
 
-absl::StatusOr<internalpb::MemberIdentity> LoadOrCreateIdentity(storage::Engine* engine, const Flags& flags);
+absl::StatusOr<internalpb::MemberIdentity> LoadOrCreateIdentity(storage::Engine* engine, const std::string& name,
+                                                                const ClusterConfig& cluster);
 
 }  // namespace leasehold::server

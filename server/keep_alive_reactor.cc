@@ -4,6 +4,12 @@ namespace leasehold::server {
 
 KeepAliveReactor::KeepAliveReactor(Member* member) : member_(member) { StartRead(&request_); }
 
+void KeepAliveReactor::OnDone() {
+  // Callbacks may still be leaving mu_ on another thread; wait for them before deleting.
+  { absl::MutexLock lock(&mu_); }
+  delete this;
+}
+
 void KeepAliveReactor::OnReadDone(bool ok) {
   absl::MutexLock lock(&mu_);
   if (!ok) {
@@ -11,14 +17,40 @@ void KeepAliveReactor::OnReadDone(bool ok) {
     MaybeFinishLocked();
     return;
   }
-  etcdserverpb::LeaseKeepAliveResponse response;
-  response.set_id(request_.id());
-  // The header is filled before renewing, so its revision never runs ahead of the renewal.
-  member_->FillHeader(response.mutable_header());
-  response.set_ttl(member_->state_machine().leases().Renew(request_.id(), Member::NowUnixMs()));
+  if (member_->IsLeader()) {
+    auto response = member_->RenewLease(request_);
+    // A leader unsure of its leadership does not answer (see the header).
+    if (response.ok()) QueueLocked(std::move(*response));
+  } else if (member_->proposer().leader_id() != 0) {
+    ++forwarding_;
+    member_->forwarder().Renew(member_->proposer().leader_id(), request_,
+                               [this](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response) {
+                                 OnForwarded(std::move(response));
+                               });
+  }
+  ReadNextLocked();
+}
+
+void KeepAliveReactor::OnForwarded(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response) {
+  absl::MutexLock lock(&mu_);
+  --forwarding_;
+  if (response.ok() && !broken_) {
+    member_->FillHeader(response->mutable_header());
+    QueueLocked(std::move(*response));
+  }
+  if (read_paused_) ReadNextLocked();
+  MaybeFinishLocked();
+}
+
+void KeepAliveReactor::QueueLocked(etcdserverpb::LeaseKeepAliveResponse response) {
   pending_.push_back(std::move(response));
   if (!writing_) WriteNextLocked();
-  if (pending_.size() < kMaxQueuedResponses) {
+}
+
+void KeepAliveReactor::ReadNextLocked() {
+  if (reads_done_ || broken_) return;
+  if (pending_.size() + forwarding_ < kMaxQueuedResponses) {
+    read_paused_ = false;
     StartRead(&request_);
   } else {
     read_paused_ = true;
@@ -35,10 +67,7 @@ void KeepAliveReactor::OnWriteDone(bool ok) {
     return;
   }
   pending_.pop_front();
-  if (read_paused_ && !reads_done_) {
-    read_paused_ = false;
-    StartRead(&request_);
-  }
+  if (read_paused_) ReadNextLocked();
   if (!pending_.empty()) {
     WriteNextLocked();
   } else {
@@ -52,7 +81,7 @@ void KeepAliveReactor::WriteNextLocked() {
 }
 
 void KeepAliveReactor::MaybeFinishLocked() {
-  if (finished_ || writing_) return;
+  if (finished_ || writing_ || forwarding_ > 0) return;
   if (broken_) {
     finished_ = true;
     Finish(grpc::Status(grpc::StatusCode::CANCELLED, "keep-alive stream broken"));

@@ -1,8 +1,11 @@
-// One LeaseKeepAlive stream. Requests are answered strictly in order: each response carries the
-// request's id, the granted TTL (0 for an unknown or expired lease; the stream stays open, as etcd's
-// does) and a header filled before the renewal. On half-close the stream ends OK once every answer
-// is written. Reading pauses while too many answers wait to be written, so a client that never
-// reads cannot make the server buffer without bound.
+// One LeaseKeepAlive stream. The leader renews in memory and answers at once; a follower forwards
+// each request to the leader and relays the answer. Each response carries the request's id, the
+// granted TTL (0 for an unknown or expired lease; the stream stays open, as etcd's does) and a
+// header. A request that finds no leader sure of its leadership is left unanswered: the client
+// renews again within a third of its TTL, and a lease is never renewed by a member that might no
+// longer lead. On half-close the stream ends OK once every answer is written. Reading pauses
+// while too many answers wait, so a client that never reads cannot make the server buffer without
+// bound.
 #pragma once
 
 #include <deque>
@@ -23,10 +26,13 @@ class KeepAliveReactor final
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
-  void OnDone() override { delete this; }
+  void OnDone() override;
 
  private:
   static constexpr size_t kMaxQueuedResponses = 64;
+  void OnForwarded(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response);
+  void QueueLocked(etcdserverpb::LeaseKeepAliveResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReadNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -34,6 +40,7 @@ class KeepAliveReactor final
   etcdserverpb::LeaseKeepAliveRequest request_;
   absl::Mutex mu_;
   std::deque<etcdserverpb::LeaseKeepAliveResponse> pending_ ABSL_GUARDED_BY(mu_);
+  size_t forwarding_ ABSL_GUARDED_BY(mu_) = 0;  // forwarded requests awaiting the leader's answer
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool read_paused_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;

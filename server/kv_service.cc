@@ -9,13 +9,22 @@ grpc::ServerUnaryReactor* KvService::Range(grpc::CallbackServerContext* context,
                                            const etcdserverpb::RangeRequest* request,
                                            etcdserverpb::RangeResponse* response) {
   if (absl::Status st = ValidateRange(*request); !st.ok()) return FinishNow(context, st);
-  // A single member applies every acknowledged write before answering it, so the local state is
-  // also the linearizable one.
-  auto result = member_->state_machine().Range(*request);
-  if (!result.ok()) return FinishNow(context, result.status());
-  *response = std::move(*result);
-  member_->FillHeader(response->mutable_header());
-  return FinishNow(context, absl::OkStatus());
+  auto serve = [this, request, response]() -> absl::Status {
+    auto result = member_->state_machine().Range(*request);
+    if (!result.ok()) return result.status();
+    *response = std::move(*result);
+    member_->FillHeader(response->mutable_header());
+    return absl::OkStatus();
+  };
+  // A serializable read is served from whatever this member has applied.
+  if (request->serializable()) return FinishNow(context, serve());
+  // A linearizable one first waits until this member has applied every write committed before it
+  // arrived (ReadIndex), wherever it was committed.
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  member_->proposer().ReadBarrier([reactor, serve](absl::Status barrier) {
+    reactor->Finish(ToGrpcStatus(barrier.ok() ? serve() : barrier));
+  });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* KvService::Put(grpc::CallbackServerContext* context,

@@ -2,6 +2,7 @@
 
 #include "server/keep_alive_reactor.h"
 #include "server/propose_reactor.h"
+#include "storage/etcd_errors.h"
 
 namespace leasehold::server {
 
@@ -37,18 +38,26 @@ LeaseService::LeaseKeepAlive(grpc::CallbackServerContext* context) {
 grpc::ServerUnaryReactor* LeaseService::LeaseTimeToLive(grpc::CallbackServerContext* context,
                                                         const etcdserverpb::LeaseTimeToLiveRequest* request,
                                                         etcdserverpb::LeaseTimeToLiveResponse* response) {
-  response->set_id(request->id());
-  auto ttl = member_->state_machine().leases().Lookup(request->id(), Member::NowUnixMs(), request->keys());
-  if (!ttl) {
-    // A missing lease is not an error: TTL -1 and granted TTL 0, as etcd answers.
-    response->set_ttl(-1);
-  } else {
-    response->set_ttl(ttl->remaining_seconds);
-    response->set_grantedttl(ttl->granted_ttl_seconds);
-    for (auto& key : ttl->keys) response->add_keys(std::move(key));
+  if (member_->IsLeader()) {
+    auto answer = member_->LeaseTimeToLive(*request);
+    // A leader unsure of its leadership cannot vouch for a remaining time.
+    if (!answer.ok()) return FinishNow(context, errors::NoLeader());
+    *response = std::move(*answer);
+    return FinishNow(context, absl::OkStatus());
   }
-  member_->FillHeader(response->mutable_header());
-  return FinishNow(context, absl::OkStatus());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  member_->forwarder().TimeToLive(
+      member_->proposer().leader_id(), *request,
+      [this, reactor, response](absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> answer) {
+        if (!answer.ok()) {
+          reactor->Finish(ToGrpcStatus(answer.status()));
+          return;
+        }
+        *response = std::move(*answer);
+        member_->FillHeader(response->mutable_header());
+        reactor->Finish(grpc::Status::OK);
+      });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* LeaseService::LeaseLeases(grpc::CallbackServerContext* context,

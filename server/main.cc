@@ -1,5 +1,5 @@
-// leasehold: the server binary. Opens the data dir, replays what was logged but not applied, becomes
-// primary for its leases, and serves the etcd v3 gRPC API until SIGINT or SIGTERM.
+// leasehold: the server binary. Opens the data dir, joins or founds its Raft cluster, replays what
+// was committed but not applied, and serves the etcd v3 gRPC API until SIGINT or SIGTERM.
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -9,12 +9,15 @@
 
 #include "absl/synchronization/mutex.h"
 
+#include "server/cluster_config.h"
 #include "server/expiry_loop.h"
 #include "server/flags.h"
 #include "server/identity.h"
 #include "server/kv_service.h"
 #include "server/lease_service.h"
-#include "server/local_proposer.h"
+#include "server/node_loop.h"
+#include "server/peer_service.h"
+#include "server/peer_transport.h"
 #include "server/log.h"
 #include "server/maintenance_service.h"
 #include "server/member.h"
@@ -36,24 +39,41 @@ int Fail(const std::string& what, const absl::Status& status) {
 }
 
 int Serve(const Flags& flags) {
+  auto cluster = BuildClusterConfig(flags);
+  if (!cluster.ok()) return Fail("bad cluster configuration", cluster.status());
   auto engine = storage::Engine::Open(flags.data_dir);
   if (!engine.ok()) return Fail("cannot open data dir", engine.status());
-  auto identity = LoadOrCreateIdentity(engine->get(), flags);
+  auto identity = LoadOrCreateIdentity(engine->get(), flags.name, *cluster);
   if (!identity.ok()) return Fail("cannot load member identity", identity.status());
 
   storage::StateMachine::Options sm_options;
   sm_options.min_lease_ttl_seconds = MinLeaseTtlSeconds(flags);
   auto state_machine = storage::StateMachine::Open(engine->get(), sm_options);
   if (!state_machine.ok()) return Fail("cannot restore state", state_machine.status());
+  auto log_store = storage::RaftLogStore::Open(engine->get());
+  if (!log_store.ok()) return Fail("cannot read the raft log", log_store.status());
 
   WatchHub watch_hub(state_machine->get());
-  LocalProposer proposer(engine->get(), state_machine->get(),
-                         [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision) {
-                           watch_hub.Publish(events, revision);
-                         });
-  if (absl::Status st = proposer.Start(); !st.ok()) return Fail("cannot replay log", st);
-  // Allowance for renewals acknowledged before a crash but not yet checkpointed.
-  (*state_machine)->leases().Promote(flags.election_timeout_ms + 2 * flags.lease_checkpoint_interval_ms);
+  PeerTransport transport(identity->member_id(), identity->cluster_id(), &(*state_machine)->members(),
+                          cluster->peer_urls);
+  const int64_t request_timeout_ms = 5000 + 2 * flags.election_timeout_ms;  // etcd's
+
+  NodeLoop::Options node_options;
+  node_options.id = identity->member_id();
+  if (flags.initial_cluster_state == "new") node_options.bootstrap_members = cluster->members;
+  node_options.self.set_id(identity->member_id());
+  node_options.self.set_name(flags.name);
+  for (const auto& url : flags.advertise_client_urls) node_options.self.add_client_urls(url);
+  node_options.tick_ms = flags.heartbeat_interval_ms;
+  node_options.election_ticks = static_cast<int>(std::max<int64_t>(2, flags.election_timeout_ms / flags.heartbeat_interval_ms));
+  node_options.request_timeout_ms = request_timeout_ms;
+  // Allowance for renewals the previous leader acknowledged but did not checkpoint.
+  node_options.promote_allowance_ms = flags.election_timeout_ms + 2 * flags.lease_checkpoint_interval_ms;
+  NodeLoop node(engine->get(), state_machine->get(), log_store->get(), &transport, node_options,
+                [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision) {
+                  watch_hub.Publish(events, revision);
+                });
+  LeaseForwarder forwarder([&transport](uint64_t id) { return transport.ChannelTo(id); }, request_timeout_ms);
 
   MemberConfig config;
   config.name = flags.name;
@@ -63,7 +83,24 @@ int Serve(const Flags& flags) {
   config.peer_urls = flags.initial_advertise_peer_urls;
   config.max_request_bytes = flags.max_request_bytes;
   config.max_txn_ops = flags.max_txn_ops;
-  Member member(config, engine->get(), state_machine->get(), &proposer);
+  Member member(config, engine->get(), state_machine->get(), &node, &forwarder);
+
+  // The peer port first, so the node can hear its peers as soon as it starts.
+  PeerService peer_service(&member, &node);
+  grpc::ServerBuilder peer_builder;
+  for (const auto& url : flags.listen_peer_urls) {
+    auto host_port = HostPortOfUrl(url);
+    if (!host_port.ok()) return Fail("bad --listen-peer-urls", host_port.status());
+    peer_builder.AddListeningPort(*host_port, grpc::InsecureServerCredentials());
+  }
+  peer_builder.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
+  peer_builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
+  peer_builder.RegisterService(&peer_service);
+  std::unique_ptr<grpc::Server> peer_server = peer_builder.BuildAndStart();
+  if (peer_server == nullptr) {
+    return Fail("cannot listen", absl::UnavailableError("binding the peer URLs failed (port in use?)"));
+  }
+  if (absl::Status st = node.Start(); !st.ok()) return Fail("cannot start the raft node", st);
 
   ExpiryLoop::Options expiry_options;
   expiry_options.revoke_rate_per_second = flags.lease_revoke_rate;
@@ -74,7 +111,7 @@ int Serve(const Flags& flags) {
   KvService kv(&member);
   LeaseService lease(&member);
   MaintenanceService maintenance(&member);
-  ClusterService cluster(&member);
+  ClusterService cluster_service(&member);
   WatchService watch(&member, &watch_hub);
 
   grpc::ServerBuilder builder;
@@ -94,7 +131,7 @@ int Serve(const Flags& flags) {
   builder.RegisterService(&kv);
   builder.RegisterService(&lease);
   builder.RegisterService(&maintenance);
-  builder.RegisterService(&cluster);
+  builder.RegisterService(&cluster_service);
   builder.RegisterService(&watch);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {
@@ -118,7 +155,9 @@ int Serve(const Flags& flags) {
   LogInfo("shutting down", {{"signal", std::to_string(received)}});
   expiry.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  proposer.Stop();
+  peer_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  node.Stop();
+  transport.Stop();
   return 0;
 }
 

@@ -11,7 +11,7 @@ grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext
   response->set_version(member_->config().version);
   response->set_dbsize(size);
   response->set_dbsizeinuse(size);
-  response->set_leader(member_->config().member_id);
+  response->set_leader(member_->proposer().leader_id());
   response->set_raftindex(member_->proposer().committed_index());
   response->set_raftappliedindex(member_->proposer().applied_index());
   response->set_raftterm(member_->proposer().term());
@@ -32,12 +32,15 @@ grpc::ServerUnaryReactor* MaintenanceService::Alarm(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext* context,
                                                      const etcdserverpb::MemberListRequest* request,
                                                      etcdserverpb::MemberListResponse* response) {
-  const MemberConfig& config = member_->config();
-  etcdserverpb::Member* self = response->add_members();
-  self->set_id(config.member_id);
-  self->set_name(config.name);
-  for (const auto& url : config.peer_urls) self->add_peerurls(url);
-  for (const auto& url : config.client_urls) self->add_clienturls(url);
+  for (const auto& record : member_->state_machine().members().List()) {
+    etcdserverpb::Member* member = response->add_members();
+    member->set_id(record.id());
+    // A member that has not published yet shows no name and no client URLs, as in etcd.
+    member->set_name(record.name());
+    for (const auto& url : record.peer_urls()) member->add_peerurls(url);
+    for (const auto& url : record.client_urls()) member->add_clienturls(url);
+    member->set_islearner(record.is_learner());
+  }
   member_->FillHeader(response->mutable_header());
   // etcd leaves the revision out of a member list header.
   response->mutable_header()->set_revision(0);

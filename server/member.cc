@@ -7,8 +7,12 @@
 namespace leasehold::server {
 
 Member::Member(MemberConfig config, storage::Engine* engine, storage::StateMachine* state_machine,
-               Proposer* proposer)
-    : config_(std::move(config)), engine_(engine), state_machine_(state_machine), proposer_(proposer) {
+               Proposer* proposer, LeaseForwarder* forwarder)
+    : config_(std::move(config)),
+      engine_(engine),
+      state_machine_(state_machine),
+      proposer_(proposer),
+      forwarder_(forwarder) {
   const uint64_t prefix = (config_.member_id & 0xffff) << 48;
   const uint64_t suffix = (static_cast<uint64_t>(NowUnixMs()) & ((1ULL << 40) - 1)) << 8;
   next_id_ = prefix | suffix;
@@ -42,6 +46,39 @@ void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done) {
     return;
   }
   proposer_->Propose(std::move(entry), std::move(done));
+}
+
+namespace {
+absl::Status NotLeader() { return absl::FailedPreconditionError("leasehold: not the leader"); }
+}  // namespace
+
+absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> Member::RenewLease(
+    const etcdserverpb::LeaseKeepAliveRequest& request) {
+  if (!IsLeader() || !proposer_->lease_valid() || !state_machine_->leases().is_primary()) return NotLeader();
+  etcdserverpb::LeaseKeepAliveResponse response;
+  response.set_id(request.id());
+  // The header is filled before renewing, so its revision never runs ahead of the renewal.
+  FillHeader(response.mutable_header());
+  response.set_ttl(state_machine_->leases().Renew(request.id(), NowUnixMs()));
+  return response;
+}
+
+absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> Member::LeaseTimeToLive(
+    const etcdserverpb::LeaseTimeToLiveRequest& request) {
+  if (!IsLeader() || !proposer_->lease_valid() || !state_machine_->leases().is_primary()) return NotLeader();
+  etcdserverpb::LeaseTimeToLiveResponse response;
+  response.set_id(request.id());
+  auto ttl = state_machine_->leases().Lookup(request.id(), NowUnixMs(), request.keys());
+  if (!ttl) {
+    // A missing lease is not an error: TTL -1 and granted TTL 0, as etcd answers.
+    response.set_ttl(-1);
+  } else {
+    response.set_ttl(ttl->remaining_seconds);
+    response.set_grantedttl(ttl->granted_ttl_seconds);
+    for (auto& key : ttl->keys) response.add_keys(std::move(key));
+  }
+  FillHeader(response.mutable_header());
+  return response;
 }
 
 }  // namespace leasehold::server

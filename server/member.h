@@ -1,5 +1,6 @@
 // What every gRPC service of a member shares: its identity, the state machine it reads, the proposer
-// it writes through, and the limits it enforces. Thread-safe.
+// it writes through, the way to the leader for leader-only lease calls, and the limits it enforces.
+// Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -7,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "etcdserverpb/rpc.pb.h"
+#include "server/lease_forwarder.h"
 #include "server/proposer.h"
 #include "storage/engine.h"
 #include "storage/state_machine.h"
@@ -30,12 +33,21 @@ class Member {
  public:
   // None of the pointers is owned.
   Member(MemberConfig config, storage::Engine* engine, storage::StateMachine* state_machine,
-         Proposer* proposer);
+         Proposer* proposer, LeaseForwarder* forwarder);
 
   const MemberConfig& config() const { return config_; }
   storage::StateMachine& state_machine() { return *state_machine_; }
   storage::Engine& engine() { return *engine_; }
   Proposer& proposer() { return *proposer_; }
+  LeaseForwarder& forwarder() { return *forwarder_; }
+
+  // Whether this member is the current leader (it may still be unsure of it).
+  bool IsLeader() const { return proposer_->leader_id() == config_.member_id; }
+  // The leader's answers to the leader-only lease calls. FailedPrecondition ("not the leader") unless
+  // this member leads, surely (Proposer::lease_valid) and with the expiry queue in place.
+  absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request);
+  absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> LeaseTimeToLive(
+      const etcdserverpb::LeaseTimeToLiveRequest& request);
 
   // Sets cluster_id, member_id and raft_term; the revision too when the caller left it at 0.
   void FillHeader(etcdserverpb::ResponseHeader* header) const;
@@ -55,6 +67,7 @@ class Member {
   storage::Engine* engine_;
   storage::StateMachine* state_machine_;
   Proposer* proposer_;
+  LeaseForwarder* forwarder_;
   std::atomic<uint64_t> next_id_;
 };
 

@@ -1,11 +1,11 @@
-// The path from request handlers to the replicated state machine. The single-node implementation
-// (LocalProposer) persists and applies in order; the Raft node loop replaces it without the gRPC
-// services changing.
+// The path from request handlers to the replicated state machine. NodeLoop implements it on Raft;
+// the gRPC services see only this interface.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 
+#include "absl/status/status.h"
 #include "leasehold/internal.pb.h"
 #include "storage/state_machine.h"
 
@@ -16,15 +16,24 @@ class Proposer {
   using Done = std::function<void(storage::ApplyResult)>;
   virtual ~Proposer() = default;
 
-  // Makes `entry` durable, applies it in log order and then calls `done` with the result, on the
-  // apply thread (so `done` must not block). On failure before apply, `done` gets an Unavailable
-  // status (etcd's "server stopped" when shutting down). Thread-safe.
+  // Makes `entry` durable on a quorum, applies it in log order and then calls `done` with the
+  // result, on the responder thread (so `done` must not block). On failure before apply, `done`
+  // gets etcd's Unavailable error: "no leader", "request timed out" or "server stopped".
+  // Thread-safe.
   virtual void Propose(internalpb::InternalRequest entry, Done done) = 0;
+  // Calls `done` with OK once this member's state includes every write committed before the call
+  // (a linearizable read may then be served locally), or with one of the errors above.
+  virtual void ReadBarrier(std::function<void(absl::Status)> done) = 0;
 
-  // Highest log index made durable, and highest applied.
+  // Highest log index known committed, highest applied, and the current Raft term.
   virtual uint64_t committed_index() const = 0;
   virtual uint64_t applied_index() const = 0;
   virtual uint64_t term() const = 0;
+  // The current leader's member id (0 when none is known).
+  virtual uint64_t leader_id() const = 0;
+  // Whether this member is the leader and surely still is (it heard from a quorum within the
+  // election timeout): only then may it answer for lease deadlines.
+  virtual bool lease_valid() const = 0;
 };
 
 }  // namespace leasehold::server

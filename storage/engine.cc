@@ -9,7 +9,8 @@
 namespace leasehold::storage {
 namespace {
 
-constexpr std::string_view kFormatMarker = "leasehold/1";
+// "leasehold/2": the log under 'w' holds Raft entries (format 1 held a single-node log).
+constexpr std::string_view kFormatMarker = "leasehold/2";
 
 absl::Status FromRocks(const rocksdb::Status& s) {
   if (s.ok()) return absl::OkStatus();

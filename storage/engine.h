@@ -18,7 +18,7 @@ namespace leasehold::storage {
 // Key layout (single column family, one-byte prefixes so related records sort together):
 //   'k' + revision(16B)   -> 1 flag byte ('p' put, 't' tombstone) + mvccpb.KeyValue
 //   'l' + lease id(8B BE) -> internalpb.LeaseRecord
-//   'w' + index(8B BE)    -> internalpb.InternalRequest, logged but not yet applied
+//   'w' + index(8B BE)    -> raftpb.Entry, the Raft log (compacted below the latest snapshot)
 //   'm' + name            -> metadata (format marker, consistent index, revisions, identity)
 namespace keys {
 std::string Revision(const storage::Revision& rev);

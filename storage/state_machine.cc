@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "storage/etcd_errors.h"
+#include "storage/raft_log_store.h"
 #include "storage/status_macros.h"
 
 namespace leasehold::storage {
@@ -73,6 +74,7 @@ absl::StatusOr<std::unique_ptr<StateMachine>> StateMachine::Open(Engine* engine,
   RETURN_IF_ERROR(sm->store_.Restore([&](const std::string& key, const KeyRecord& record) {
     if (record.lease != 0) sm->leases_.Attach(record.lease, key);
   }));
+  RETURN_IF_ERROR(sm->members_.Restore(*engine));
   ASSIGN_OR_RETURN(sm->applied_index_, engine->GetMetaU64("ci"));
   return sm;
 }
@@ -364,12 +366,26 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
     case internalpb::InternalRequest::kLeaseCheckpoint:
       ApplyCheckpoint(entry, &batch);
       break;
+    case internalpb::InternalRequest::kMemberPublish:
+      members_.ApplyPublish(entry.member_publish(), &batch);
+      break;
     case internalpb::InternalRequest::REQUEST_NOT_SET:
       break;  // an empty entry (e.g. a new leader's no-op) only advances the applied index
   }
   applied_index_ = index;
-  batch.Delete(keys::LogEntry(index));
   return result;
+}
+
+void StateMachine::ApplyConfChange(uint64_t index, const raftpb::ConfChange& change,
+                                   const raftpb::ConfState& conf_state) {
+  absl::MutexLock lock(&mu_);
+  if (index <= applied_index_) {
+    std::cerr << "apply: membership change " << index << " is at or below the applied index " << applied_index_ << "\n";
+    std::abort();
+  }
+  members_.ApplyConfChange(change, &unflushed_);
+  RaftLogStore::PutConfState(conf_state, &unflushed_);
+  applied_index_ = index;
 }
 
 void StateMachine::FlushApplied() {

@@ -17,6 +17,7 @@
 #include "leasehold/internal.pb.h"
 #include "storage/engine.h"
 #include "storage/lease_collection.h"
+#include "storage/member_table.h"
 #include "storage/mvcc_store.h"
 
 namespace leasehold::storage {
@@ -50,6 +51,10 @@ class StateMachine {
   // readers at once and reach the engine, unsynced, at the next FlushApplied(): apply a group of
   // entries, then flush once. Precondition: index > applied_index().
   ApplyResult Apply(uint64_t index, const internalpb::InternalRequest& entry);
+  // Applies a committed membership change at log `index`; `conf_state` is the Raft membership after
+  // it, persisted with the applied index so a restart resumes with exactly this membership.
+  // Precondition: index > applied_index().
+  void ApplyConfChange(uint64_t index, const raftpb::ConfChange& change, const raftpb::ConfState& conf_state);
   // Writes everything applied since the last flush in one engine write. A storage failure here would
   // leave memory and disk apart, so it aborts the process.
   void FlushApplied();
@@ -62,6 +67,7 @@ class StateMachine {
   absl::Status History(int64_t from, int64_t to, const std::string& key, const std::string& range_end,
                        bool with_prev_kv, std::vector<mvccpb::Event>* out) const;
 
+  const MemberTable& members() const { return members_; }
   LeaseCollection& leases() { return leases_; }
   const LeaseCollection& leases() const { return leases_; }
 
@@ -95,6 +101,7 @@ class StateMachine {
   mutable absl::Mutex mu_;
   MvccStore store_ ABSL_GUARDED_BY(mu_);
   LeaseCollection leases_;  // internally synchronised; replicated parts change only under mu_
+  MemberTable members_;     // internally synchronised; changes only under mu_
   uint64_t applied_index_ ABSL_GUARDED_BY(mu_) = 0;
   rocksdb::WriteBatch unflushed_ ABSL_GUARDED_BY(mu_);
 };

@@ -133,9 +133,9 @@ check_match "endpoint status -w json" '"version":"3.4.23","dbSize":[0-9]+,"leade
 OUT=$(ctl endpoint health 2>&1 >/dev/null); RC=$?
 check_match "endpoint health (stderr)" "^$EP is healthy: successfully committed proposal: took = " "$OUT"
 run_ctl member list
-check_match "member list" "^[0-9a-f]+, started, e2e, http://127.0.0.1:2380, http://$EP, false$" "$OUT"
+check_match "member list" "^[0-9a-f]+, started, e2e, http://127.0.0.1:$PEER_PORT, http://$EP, false$" "$OUT"
 run_ctl -w json member list
-check_match "member list -w json" '"members":\[\{"ID":[0-9]+,"name":"e2e","peerURLs":\["http://127.0.0.1:2380"\],"clientURLs":\["http://'"$EP"'"\]\}\]\}$' "$OUT"
+check_match "member list -w json" '"members":\[\{"ID":[0-9]+,"name":"e2e","peerURLs":\["http://127.0.0.1:'"$PEER_PORT"'"\],"clientURLs":\["http://'"$EP"'"\]\}\]\}$' "$OUT"
 
 # --- bad input: the right error, and the server keeps serving ---
 run_ctl put "" x; check "empty key" "Error: etcdserver: key is not provided" "$ERR"

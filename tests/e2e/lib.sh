@@ -12,12 +12,14 @@ trap 'e2e_stop_server; rm -rf "$E2E_DIR"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 PORT=$(free_port)
+PEER_PORT=$(free_port)
 EP="127.0.0.1:$PORT"
 ctl() { timeout 20 etcdctl --endpoints="$EP" --dial-timeout=2s --command-timeout=5s "$@"; }
 
 # Starts the server on $PORT with data in $E2E_DIR/data (kept across restarts); extra flags pass through.
 e2e_start_server() {
-  "$LEASEHOLD_BIN" --name e2e --data-dir "$E2E_DIR/data" --listen-client-urls "http://$EP" "$@" \
+  "$LEASEHOLD_BIN" --name e2e --data-dir "$E2E_DIR/data" --listen-client-urls "http://$EP" \
+    --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" "$@" \
     >>"$E2E_DIR/server.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 100); do

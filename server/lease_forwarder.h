@@ -1,0 +1,36 @@
+// LeaseForwarder: a follower's path to the leader for the lease calls only the leader can answer
+// (keep-alive and time-to-live), over the leader's peer port (RaftPeer.LeaseRenew and
+// RaftPeer.LeaseTimeToLive). Calls are asynchronous; a call that cannot reach a leader, or reaches
+// a member that no longer leads, completes with etcd's "no leader".
+//
+// Thread-safe. Callbacks run on gRPC's threads and must not block.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "etcdserverpb/rpc.pb.h"
+
+namespace leasehold::server {
+
+class LeaseForwarder {
+ public:
+  // Returns a channel to member `id`'s peer port (null when unknown).
+  using ChannelSource = std::function<std::shared_ptr<grpc::Channel>(uint64_t id)>;
+  LeaseForwarder(ChannelSource channels, int64_t timeout_ms) : channels_(std::move(channels)), timeout_ms_(timeout_ms) {}
+
+  void Renew(uint64_t leader, const etcdserverpb::LeaseKeepAliveRequest& request,
+             std::function<void(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse>)> done);
+  void TimeToLive(uint64_t leader, const etcdserverpb::LeaseTimeToLiveRequest& request,
+                  std::function<void(absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse>)> done);
+
+ private:
+  const ChannelSource channels_;
+  const int64_t timeout_ms_;
+};
+
+}  // namespace leasehold::server

@@ -1,0 +1,476 @@
+#include "server/node_loop.h"
+
+#include <chrono>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "server/log.h"
+#include "storage/etcd_errors.h"
+
+namespace leasehold::server {
+namespace {
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Hex(uint64_t id) {
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%llx", static_cast<unsigned long long>(id));
+  return buffer;
+}
+
+// A failed write of the Raft log leaves this member unable to keep its promises (a vote, an
+// acknowledged append): stop rather than go on with memory and disk apart.
+void WriteOrDie(storage::Engine* engine, rocksdb::WriteBatch* batch, bool sync) {
+  if (absl::Status st = engine->Write(batch, sync); !st.ok()) {
+    LogError("raft log write failed; stopping", {{"error", st.ToString()}});
+    std::abort();
+  }
+}
+
+}  // namespace
+
+NodeLoop::NodeLoop(storage::Engine* engine, storage::StateMachine* state_machine, storage::RaftLogStore* log_store,
+                   MessageSender* sender, Options options, ApplyObserver observer)
+    : engine_(engine),
+      state_machine_(state_machine),
+      log_store_(log_store),
+      sender_(sender),
+      options_(std::move(options)),
+      observer_(std::move(observer)) {}
+
+absl::Status NodeLoop::Bootstrap() {
+  // Every founding member writes the same first entries: one membership change per member, in id
+  // order, at term 1, already committed. A member that joins later receives them from the leader,
+  // so all members' logs agree from index 1.
+  std::vector<raftpb::Entry> entries;
+  uint64_t index = 0;
+  for (const auto& member : options_.bootstrap_members) {
+    raftpb::ConfChange change;
+    change.set_type(member.is_learner() ? raftpb::CONF_ADD_LEARNER : raftpb::CONF_ADD_VOTER);
+    change.set_node_id(member.id());
+    change.set_context(member.SerializeAsString());
+    raftpb::Entry& entry = entries.emplace_back();
+    entry.set_term(1);
+    entry.set_index(++index);
+    entry.set_type(raftpb::ENTRY_CONF_CHANGE);
+    entry.set_data(change.SerializeAsString());
+  }
+  raftpb::HardState hard_state;
+  hard_state.set_term(1);
+  hard_state.set_commit(index);
+  rocksdb::WriteBatch batch;
+  log_store_->Append(entries, &batch);
+  log_store_->SetHardState(hard_state, &batch);
+  return engine_->Write(&batch, /*sync=*/true);
+}
+
+absl::Status NodeLoop::Start() {
+  if (log_store_->empty()) {
+    if (state_machine_->applied_index() > 0) {
+      return absl::FailedPreconditionError("data dir has applied state but no Raft log");
+    }
+    if (!options_.bootstrap_members.empty()) {
+      if (absl::Status st = Bootstrap(); !st.ok()) return st;
+    }
+  }
+  raft::Config config;
+  config.id = options_.id;
+  config.election_ticks = options_.election_ticks;
+  config.heartbeat_ticks = 1;
+  config.storage = log_store_;
+  for (const auto& member : options_.bootstrap_members) {
+    if (!member.is_learner()) config.peers.push_back(member.id());
+  }
+  config.applied = state_machine_->applied_index();
+  config.check_quorum = true;
+  config.pre_vote = true;
+  config.forward_proposals = true;
+  config.max_size_per_msg = 1 << 20;
+  config.max_inflight_msgs = 256;
+  // Election jitter differs per member and per start; nothing replicated depends on it.
+  config.random_seed = options_.id ^ static_cast<uint64_t>(SteadyMs());
+  auto node = raft::Node::Create(config);
+  if (!node.ok()) return node.status();
+  node_ = std::move(*node);
+  term_ = node_->raft().term();
+  committed_ = node_->raft().log().committed();
+  // A lone voter need not wait an election timeout to lead itself.
+  const raftpb::ConfState cs = node_->raft().conf_state();
+  if (cs.voters_size() == 1 && cs.voters(0) == options_.id) {
+    // The bootstrap membership must be applied before campaigning; the first Ready does that.
+    ProcessReady(SteadyMs());
+    if (absl::Status st = node_->Campaign(); !st.ok()) LogWarn("campaign failed", {{"error", st.ToString()}});
+  }
+  started_ = true;
+  responder_ = std::thread([this] { Respond(); });
+  thread_ = std::thread([this] { Run(); });
+  return absl::OkStatus();
+}
+
+void NodeLoop::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+  // Whatever still waits is answered "server stopped", after everything already applied.
+  AppliedGroup last;
+  for (auto& [id, w] : waiters_) last.completions.emplace_back(std::move(w.done), storage::ApplyResult::Error(errors::Stopped()));
+  for (auto& [id, w] : conf_waiters_) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
+  for (auto& [ctx, list] : read_waiters_) {
+    for (auto& w : list) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
+  }
+  for (auto& [index, w] : reads_to_serve_) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
+  waiters_.clear();
+  conf_waiters_.clear();
+  read_waiters_.clear();
+  reads_to_serve_.clear();
+  Inbox left;
+  {
+    absl::MutexLock lock(&mu_);
+    std::swap(left, inbox_);
+  }
+  for (auto& p : left.proposals) last.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::Stopped()));
+  for (auto& c : left.conf_changes) last.status_completions.emplace_back(std::move(c.done), errors::Stopped());
+  for (auto& r : left.reads) last.status_completions.emplace_back(std::move(r), errors::Stopped());
+  if (started_) {
+    Hand(std::move(last));
+    {
+      absl::MutexLock lock(&respond_mu_);
+      respond_stopping_ = true;
+    }
+    if (responder_.joinable()) responder_.join();
+  } else {
+    for (auto& [done, result] : last.completions) done(std::move(result));
+    for (auto& [done, status] : last.status_completions) done(status);
+  }
+}
+
+void NodeLoop::Propose(internalpb::InternalRequest entry, Done done) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      inbox_.proposals.push_back({std::move(entry), std::move(done)});
+      return;
+    }
+  }
+  done(storage::ApplyResult::Error(errors::Stopped()));
+}
+
+void NodeLoop::ProposeConfChange(raftpb::ConfChange change, StatusDone done) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      inbox_.conf_changes.push_back({std::move(change), std::move(done)});
+      return;
+    }
+  }
+  done(errors::Stopped());
+}
+
+void NodeLoop::ReadBarrier(StatusDone done) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      inbox_.reads.push_back(std::move(done));
+      return;
+    }
+  }
+  done(errors::Stopped());
+}
+
+void NodeLoop::Receive(std::vector<raftpb::Message> messages) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  if (inbox_.messages.empty()) {
+    inbox_.messages = std::move(messages);
+  } else {
+    for (auto& m : messages) inbox_.messages.push_back(std::move(m));
+  }
+}
+
+void NodeLoop::Run() {
+  int64_t next_tick = SteadyMs() + options_.tick_ms;
+  int64_t next_sweep = SteadyMs() + 100;
+  Inbox inbox;
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      const absl::Time deadline = absl::Now() + absl::Milliseconds(std::max<int64_t>(0, next_tick - SteadyMs()));
+      mu_.AwaitWithDeadline(
+          absl::Condition(
+              +[](NodeLoop* self) ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stopping_ || !self->inbox_.empty(); },
+              this),
+          deadline);
+      if (stopping_) return;
+      std::swap(inbox, inbox_);
+    }
+    int64_t now = SteadyMs();
+    if (now >= next_tick) {
+      // Ticks missed while busy are made up, but not beyond one election timeout's worth.
+      int ticks = static_cast<int>(std::min<int64_t>((now - next_tick) / options_.tick_ms + 1, options_.election_ticks));
+      for (int i = 0; i < ticks; ++i) node_->Tick();
+      next_tick = now + options_.tick_ms;
+    }
+    HandleInbox(inbox, now);
+    inbox = Inbox();
+    ProcessReady(now);
+    if (now >= next_sweep) {
+      AppliedGroup expired;
+      ExpireWaiters(now, &expired);
+      if (!expired.completions.empty() || !expired.status_completions.empty()) Hand(std::move(expired));
+      MaybePublish(now);
+      next_sweep = now + 100;
+    }
+    lease_valid_.store(node_->LeaseValid(), std::memory_order_relaxed);
+  }
+}
+
+void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
+  for (const raftpb::Message& m : inbox.messages) {
+    // Errors here are messages the node refuses (stale, malformed): nothing to answer.
+    node_->Step(m).IgnoreError();
+  }
+  const int64_t deadline = now_ms + options_.request_timeout_ms;
+  AppliedGroup failed;
+  if (!inbox.proposals.empty()) {
+    std::vector<std::string> data;
+    data.reserve(inbox.proposals.size());
+    for (const auto& p : inbox.proposals) data.push_back(p.entry.SerializeAsString());
+    absl::Status st = node_->ProposeBatch(data);
+    for (auto& p : inbox.proposals) {
+      if (st.ok()) {
+        waiters_[p.entry.id()] = Waiter{std::move(p.done), deadline};
+      } else {
+        failed.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::NoLeader()));
+      }
+    }
+  }
+  for (auto& c : inbox.conf_changes) {
+    absl::Status st = node_->ProposeConfChange(c.change);
+    if (st.ok()) {
+      internalpb::MemberRecord context;
+      context.ParseFromString(c.change.context());
+      conf_waiters_[context.change_id()] = StatusWaiter{std::move(c.done), deadline};
+    } else {
+      failed.status_completions.emplace_back(
+          std::move(c.done), absl::IsFailedPrecondition(st)
+                                 ? absl::FailedPreconditionError("etcdserver: unhealthy cluster")
+                                 : errors::NoLeader());
+    }
+  }
+  if (!inbox.reads.empty()) {
+    std::string context(8, '\0');
+    const uint64_t seq = ++next_read_context_;
+    for (int i = 0; i < 8; ++i) context[i] = static_cast<char>(seq >> (8 * i));
+    absl::Status st = node_->ReadIndex(context);
+    auto& list = read_waiters_[context];
+    for (auto& r : inbox.reads) {
+      if (st.ok()) {
+        list.push_back(StatusWaiter{std::move(r), deadline});
+      } else {
+        failed.status_completions.emplace_back(std::move(r), errors::NoLeader());
+      }
+    }
+    if (list.empty()) read_waiters_.erase(context);
+  }
+  if (!failed.completions.empty() || !failed.status_completions.empty()) Hand(std::move(failed));
+}
+
+void NodeLoop::ProcessReady(int64_t now_ms) {
+  while (node_->HasReady()) {
+    raft::Ready rd = node_->GetReady();
+    if (rd.soft_state) OnSoftState(*rd.soft_state);
+    if (rd.snapshot) {
+      // Logs are not compacted yet, so no member ever sends a snapshot.
+      LogError("received a Raft snapshot, which this version cannot install; stopping");
+      std::abort();
+    }
+    rocksdb::WriteBatch batch;
+    bool sync = !rd.entries.empty();
+    log_store_->Append(rd.entries, &batch);
+    if (rd.hard_state) {
+      const raftpb::HardState previous = log_store_->GetInitialState().hard_state;
+      // A vote or a new term must be durable before any message reflects it; a commit index need not.
+      sync = sync || rd.hard_state->term() != previous.term() || rd.hard_state->vote() != previous.vote();
+      log_store_->SetHardState(*rd.hard_state, &batch);
+      term_.store(rd.hard_state->term(), std::memory_order_relaxed);
+      committed_.store(rd.hard_state->commit(), std::memory_order_relaxed);
+    }
+    if (batch.Count() > 0) WriteOrDie(engine_, &batch, sync);
+    if (!rd.messages.empty()) sender_->Send(std::move(rd.messages));
+
+    AppliedGroup group;
+    if (!rd.committed_entries.empty()) ApplyCommitted(rd.committed_entries, &group);
+    for (const raft::ReadState& rs : rd.read_states) {
+      auto it = read_waiters_.find(rs.context);
+      if (it == read_waiters_.end()) continue;
+      for (auto& w : it->second) reads_to_serve_.emplace(rs.index, std::move(w));
+      read_waiters_.erase(it);
+    }
+    const uint64_t applied = state_machine_->applied_index();
+    while (!reads_to_serve_.empty() && reads_to_serve_.begin()->first <= applied) {
+      group.status_completions.emplace_back(std::move(reads_to_serve_.begin()->second.done), absl::OkStatus());
+      reads_to_serve_.erase(reads_to_serve_.begin());
+    }
+    if (!group.completions.empty() || !group.status_completions.empty() || !group.events.empty()) {
+      Hand(std::move(group));
+    }
+    node_->Advance(rd);
+  }
+}
+
+void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, AppliedGroup* group) {
+  bool promote = false;
+  for (const raftpb::Entry& e : entries) {
+    if (e.index() <= state_machine_->applied_index()) continue;  // applied before a restart
+    if (e.type() == raftpb::ENTRY_CONF_CHANGE) {
+      raftpb::ConfChange change;
+      if (!change.ParseFromString(e.data())) {
+        LogError("malformed membership change in the log", {{"index", std::to_string(e.index())}});
+        std::abort();
+      }
+      const raftpb::ConfState cs = node_->ApplyConfChange(change);
+      state_machine_->ApplyConfChange(e.index(), change, cs);
+      internalpb::MemberRecord context;
+      context.ParseFromString(change.context());
+      if (auto it = conf_waiters_.find(context.change_id()); context.change_id() != 0 && it != conf_waiters_.end()) {
+        group->status_completions.emplace_back(std::move(it->second.done), absl::OkStatus());
+        conf_waiters_.erase(it);
+      }
+      continue;
+    }
+    internalpb::InternalRequest request;
+    if (!e.data().empty() && !request.ParseFromString(e.data())) {
+      LogError("malformed entry in the log", {{"index", std::to_string(e.index())}});
+      std::abort();
+    }
+    storage::ApplyResult result = state_machine_->Apply(e.index(), request);
+    for (auto& event : result.events) group->events.push_back(std::move(event));
+    if (request.id() != 0) {
+      if (auto it = waiters_.find(request.id()); it != waiters_.end()) {
+        group->completions.emplace_back(std::move(it->second.done), std::move(result));
+        waiters_.erase(it);
+      }
+    }
+    if (promote_pending_ && e.term() == node_->raft().term()) promote = true;
+  }
+  state_machine_->FlushApplied();
+  group->revision = state_machine_->revision();
+  if (promote && node_->raft().role() == raft::Role::kLeader) {
+    promote_pending_ = false;
+    state_machine_->leases().Promote(options_.promote_allowance_ms);
+    LogInfo("leading: lease expiry tracked here",
+            {{"term", std::to_string(node_->raft().term())}, {"leases", std::to_string(state_machine_->leases().size())}});
+  }
+}
+
+void NodeLoop::OnSoftState(const raft::SoftState& soft) {
+  const uint64_t previous = leader_.exchange(soft.lead, std::memory_order_relaxed);
+  const bool leading = soft.role == raft::Role::kLeader;
+  if (leading && previous != options_.id) promote_pending_ = true;
+  if (!leading && state_machine_->leases().is_primary()) {
+    state_machine_->leases().Demote();
+    promote_pending_ = false;
+  }
+  if (!leading) promote_pending_ = false;
+  if (previous != soft.lead) {
+    LogInfo("leader changed", {{"leader", Hex(soft.lead)}, {"term", std::to_string(node_->raft().term())}});
+  }
+}
+
+void NodeLoop::MaybePublish(int64_t now_ms) {
+  if (published_ || leader_id() == 0 || now_ms < publish_retry_ms_) return;
+  auto stored = state_machine_->members().Find(options_.id);
+  if (!stored) return;  // not (yet) a member as far as the applied log says
+  if (stored->name() == options_.self.name() &&
+      std::equal(stored->client_urls().begin(), stored->client_urls().end(), options_.self.client_urls().begin(),
+                 options_.self.client_urls().end())) {
+    published_ = true;
+    return;
+  }
+  internalpb::InternalRequest entry;
+  *entry.mutable_member_publish() = options_.self;
+  entry.mutable_member_publish()->set_id(options_.id);
+  // Client request ids never set the top bit (Member::NextId), so this cannot collide with one.
+  entry.set_id((1ULL << 63) | static_cast<uint64_t>(now_ms));
+  publish_retry_ms_ = now_ms + options_.request_timeout_ms;
+  std::vector<std::string> data = {entry.SerializeAsString()};
+  if (node_->ProposeBatch(data).ok()) {
+    // Answered (or not) like any proposal; the next sweep checks the stored record again.
+    waiters_[entry.id()] = Waiter{[](storage::ApplyResult) {}, now_ms + options_.request_timeout_ms};
+  }
+}
+
+void NodeLoop::ExpireWaiters(int64_t now_ms, AppliedGroup* group) {
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    if (it->second.deadline_ms <= now_ms) {
+      group->completions.emplace_back(std::move(it->second.done), storage::ApplyResult::Error(errors::RequestTimeout()));
+      it = waiters_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = conf_waiters_.begin(); it != conf_waiters_.end();) {
+    if (it->second.deadline_ms <= now_ms) {
+      group->status_completions.emplace_back(std::move(it->second.done), errors::RequestTimeout());
+      it = conf_waiters_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = read_waiters_.begin(); it != read_waiters_.end();) {
+    auto& list = it->second;
+    for (auto w = list.begin(); w != list.end();) {
+      if (w->deadline_ms <= now_ms) {
+        group->status_completions.emplace_back(std::move(w->done), errors::RequestTimeout());
+        w = list.erase(w);
+      } else {
+        ++w;
+      }
+    }
+    it = list.empty() ? read_waiters_.erase(it) : std::next(it);
+  }
+  for (auto it = reads_to_serve_.begin(); it != reads_to_serve_.end();) {
+    if (it->second.deadline_ms <= now_ms) {
+      group->status_completions.emplace_back(std::move(it->second.done), errors::RequestTimeout());
+      it = reads_to_serve_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void NodeLoop::Hand(AppliedGroup group) {
+  absl::MutexLock lock(&respond_mu_);
+  to_respond_.push_back(std::move(group));
+}
+
+void NodeLoop::Respond() {
+  std::vector<AppliedGroup> ready;
+  while (true) {
+    {
+      absl::MutexLock lock(&respond_mu_);
+      respond_mu_.Await(absl::Condition(
+          +[](NodeLoop* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            return self->respond_stopping_ || !self->to_respond_.empty();
+          },
+          this));
+      if (to_respond_.empty()) return;  // stopping, and everything answered
+      ready.swap(to_respond_);
+    }
+    for (auto& group : ready) {
+      // Watchers first: a lock waiter hears of its predecessor's deletion as early as possible.
+      if (observer_ && (!group.events.empty() || group.revision != 0)) observer_(group.events, group.revision);
+      for (auto& [done, result] : group.completions) done(std::move(result));
+      for (auto& [done, status] : group.status_completions) done(status);
+    }
+    ready.clear();
+  }
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,176 @@
+// NodeLoop: the one thread that owns this member's Raft node. It ticks the node, steps peers'
+// messages, proposes what request handlers submit, and processes each Ready in the contract's
+// order: persist entries and hard state in one synced write (every proposal waiting at that moment
+// shares the fsync: group commit), send messages, apply committed entries to the state machine,
+// serve reads whose index is applied, Advance. Results go to a responder thread, which publishes
+// watch events and answers the waiting handlers, so writing to sockets never holds up the loop.
+//
+// A proposal made on a follower is forwarded to the leader by Raft; the member that proposed it
+// answers its caller when it applies the entry (found by the entry's request id). A proposal that
+// is not applied within the request timeout (a leader change dropped it) fails with etcd's
+// "request timed out"; one made while there is no leader fails at once with "no leader".
+//
+// Leases: only the leader keeps the expiry queue. On becoming leader the node promotes the lease
+// collection once it has applied an entry of its own term (so every lease granted before it is
+// known); on losing leadership it demotes it at once.
+//
+// Thread-safety: every public method is thread-safe; callbacks run on the responder thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "raft/node.h"
+#include "server/proposer.h"
+#include "storage/engine.h"
+#include "storage/raft_log_store.h"
+#include "storage/state_machine.h"
+
+namespace leasehold::server {
+
+// Where the node loop's outgoing Raft messages go. Send must not block for long; messages may be
+// lost (Raft retries).
+class MessageSender {
+ public:
+  virtual ~MessageSender() = default;
+  virtual void Send(std::vector<raftpb::Message> messages) = 0;
+};
+
+class NodeLoop : public Proposer {
+ public:
+  struct Options {
+    uint64_t id = 0;
+    // Founding voters of a new cluster: written as the log's first entries (term 1) when the log is
+    // empty. Empty for a member joining an existing cluster, which learns everything from the leader.
+    std::vector<internalpb::MemberRecord> bootstrap_members;
+    // What this member publishes about itself once it sees a leader.
+    internalpb::MemberRecord self;
+    int64_t tick_ms = 100;
+    int election_ticks = 10;
+    int64_t request_timeout_ms = 7000;
+    // Extra time given to every lease's replicated deadline when this member becomes leader.
+    int64_t promote_allowance_ms = 2000;
+  };
+  using ApplyObserver = std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision)>;
+  using StatusDone = std::function<void(absl::Status)>;
+
+  // None of the pointers is owned; all must outlive this object.
+  NodeLoop(storage::Engine* engine, storage::StateMachine* state_machine, storage::RaftLogStore* log_store,
+           MessageSender* sender, Options options, ApplyObserver observer);
+  ~NodeLoop() override { Stop(); }
+
+  // Bootstraps an empty log when founding a cluster, creates the Raft node (replaying entries
+  // committed but not applied before the last stop) and starts the threads.
+  absl::Status Start();
+  // Fails waiting requests with "server stopped" and joins the threads. Idempotent.
+  void Stop();
+
+  // Proposer.
+  void Propose(internalpb::InternalRequest entry, Done done) override;
+  uint64_t committed_index() const override { return committed_.load(std::memory_order_relaxed); }
+  uint64_t applied_index() const override { return state_machine_->applied_index(); }
+  uint64_t term() const override { return term_.load(std::memory_order_relaxed); }
+
+  // Proposes a membership change; `done` gets OK once it is applied here.
+  void ProposeConfChange(raftpb::ConfChange change, StatusDone done);
+  // Linearizable read barrier (ReadIndex): `done` gets OK once this member has applied every entry
+  // committed before the call, or "no leader" / "request timed out".
+  void ReadBarrier(StatusDone done) override;
+  // Hands messages received from peers to the node.
+  void Receive(std::vector<raftpb::Message> messages);
+
+  uint64_t id() const { return options_.id; }
+  uint64_t leader_id() const override { return leader_.load(std::memory_order_relaxed); }
+  bool is_leader() const { return leader_id() == options_.id; }
+  // True while this member is leader and has heard from a quorum within the election timeout
+  // (always true for a single voter): it may answer for leases without risking a second leader.
+  bool lease_valid() const override { return lease_valid_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Waiter {
+    Done done;
+    int64_t deadline_ms = 0;
+  };
+  struct StatusWaiter {
+    StatusDone done;
+    int64_t deadline_ms = 0;
+  };
+  struct PendingProposal {
+    internalpb::InternalRequest entry;
+    Done done;
+  };
+  struct PendingConfChange {
+    raftpb::ConfChange change;
+    StatusDone done;
+  };
+  struct Inbox {
+    std::vector<raftpb::Message> messages;
+    std::vector<PendingProposal> proposals;
+    std::vector<PendingConfChange> conf_changes;
+    std::vector<StatusDone> reads;
+    bool empty() const { return messages.empty() && proposals.empty() && conf_changes.empty() && reads.empty(); }
+  };
+  // One Ready's applied entries and what to answer, handed to the responder in log order.
+  struct AppliedGroup {
+    std::vector<mvccpb::Event> events;
+    int64_t revision = 0;
+    std::vector<std::pair<Done, storage::ApplyResult>> completions;
+    std::vector<std::pair<StatusDone, absl::Status>> status_completions;
+  };
+
+  absl::Status Bootstrap();
+  void Run();
+  void Respond();
+  void HandleInbox(Inbox& inbox, int64_t now_ms);
+  void ProcessReady(int64_t now_ms);
+  void ApplyCommitted(const std::vector<raftpb::Entry>& entries, AppliedGroup* group);
+  void OnSoftState(const raft::SoftState& soft);
+  void MaybePublish(int64_t now_ms);
+  void ExpireWaiters(int64_t now_ms, AppliedGroup* group);
+  void Hand(AppliedGroup group);
+
+  storage::Engine* const engine_;
+  storage::StateMachine* const state_machine_;
+  storage::RaftLogStore* const log_store_;
+  MessageSender* const sender_;
+  const Options options_;
+  const ApplyObserver observer_;
+
+  // Owned by the loop thread.
+  std::unique_ptr<raft::Node> node_;
+  std::map<uint64_t, Waiter> waiters_;                  // by entry request id
+  std::map<uint64_t, StatusWaiter> conf_waiters_;       // by change id (MemberRecord.change_id)
+  std::map<std::string, std::vector<StatusWaiter>> read_waiters_;  // by read context
+  std::multimap<uint64_t, StatusWaiter> reads_to_serve_;  // by read index, until applied
+  uint64_t next_read_context_ = 0;
+  bool promote_pending_ = false;
+  bool published_ = false;
+  int64_t publish_retry_ms_ = 0;
+
+  std::atomic<uint64_t> leader_{0};
+  std::atomic<uint64_t> term_{0};
+  std::atomic<uint64_t> committed_{0};
+  std::atomic<bool> lease_valid_{false};
+
+  absl::Mutex mu_;
+  Inbox inbox_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ = false;
+  std::thread thread_;
+
+  absl::Mutex respond_mu_;
+  std::vector<AppliedGroup> to_respond_ ABSL_GUARDED_BY(respond_mu_);
+  bool respond_stopping_ ABSL_GUARDED_BY(respond_mu_) = false;
+  std::thread responder_;
+};
+
+}  // namespace leasehold::server

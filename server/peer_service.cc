@@ -1,0 +1,59 @@
+#include "server/peer_service.h"
+
+#include "server/propose_reactor.h"
+
+namespace leasehold::server {
+namespace {
+
+// Reads batches until the sender closes the stream, handing each to the node loop.
+class DeliverReactor final : public grpc::ServerReadReactor<peerpb::MessageBatch> {
+ public:
+  DeliverReactor(uint64_t cluster_id, NodeLoop* node) : cluster_id_(cluster_id), node_(node) { StartRead(&batch_); }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    if (batch_.cluster_id() != cluster_id_) {
+      Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "leasehold: message from a member of another cluster"));
+      return;
+    }
+    std::vector<raftpb::Message> messages(std::make_move_iterator(batch_.mutable_messages()->begin()),
+                                          std::make_move_iterator(batch_.mutable_messages()->end()));
+    batch_.Clear();
+    node_->Receive(std::move(messages));
+    StartRead(&batch_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  const uint64_t cluster_id_;
+  NodeLoop* const node_;
+  peerpb::MessageBatch batch_;
+};
+
+}  // namespace
+
+grpc::ServerReadReactor<peerpb::MessageBatch>* PeerService::Deliver(grpc::CallbackServerContext* context,
+                                                                    peerpb::DeliverAck* ack) {
+  return new DeliverReactor(member_->config().cluster_id, node_);
+}
+
+grpc::ServerUnaryReactor* PeerService::LeaseRenew(grpc::CallbackServerContext* context,
+                                                  const etcdserverpb::LeaseKeepAliveRequest* request,
+                                                  etcdserverpb::LeaseKeepAliveResponse* response) {
+  auto answer = member_->RenewLease(*request);
+  if (answer.ok()) *response = std::move(*answer);
+  return FinishNow(context, answer.status());
+}
+
+grpc::ServerUnaryReactor* PeerService::LeaseTimeToLive(grpc::CallbackServerContext* context,
+                                                       const etcdserverpb::LeaseTimeToLiveRequest* request,
+                                                       etcdserverpb::LeaseTimeToLiveResponse* response) {
+  auto answer = member_->LeaseTimeToLive(*request);
+  if (answer.ok()) *response = std::move(*answer);
+  return FinishNow(context, answer.status());
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,30 @@
+// The peer port's RaftPeer service: Raft messages from other members go to the node loop; lease
+// calls forwarded by followers are answered only while this member surely leads.
+#pragma once
+
+#include "leasehold/peer.grpc.pb.h"
+#include "server/member.h"
+#include "server/node_loop.h"
+
+namespace leasehold::server {
+
+class PeerService final : public peerpb::RaftPeer::CallbackService {
+ public:
+  // Neither pointer is owned.
+  PeerService(Member* member, NodeLoop* node) : member_(member), node_(node) {}
+
+  grpc::ServerReadReactor<peerpb::MessageBatch>* Deliver(grpc::CallbackServerContext* context,
+                                                         peerpb::DeliverAck* ack) override;
+  grpc::ServerUnaryReactor* LeaseRenew(grpc::CallbackServerContext* context,
+                                       const etcdserverpb::LeaseKeepAliveRequest* request,
+                                       etcdserverpb::LeaseKeepAliveResponse* response) override;
+  grpc::ServerUnaryReactor* LeaseTimeToLive(grpc::CallbackServerContext* context,
+                                            const etcdserverpb::LeaseTimeToLiveRequest* request,
+                                            etcdserverpb::LeaseTimeToLiveResponse* response) override;
+
+ private:
+  Member* const member_;
+  NodeLoop* const node_;
+};
+
+}  // namespace leasehold::server

@@ -1,0 +1,179 @@
+#include "server/peer_transport.h"
+
+#include <thread>
+
+#include "leasehold/peer.grpc.pb.h"
+#include "server/flags.h"
+#include "server/log.h"
+
+namespace leasehold::server {
+namespace {
+// Beyond this many queued messages to one peer, new ones are dropped (the peer is down or slow).
+constexpr size_t kMaxQueuedMessages = 8192;
+// Batches larger than this are split, to stay well under gRPC's message size limit.
+constexpr size_t kMaxBatchBytes = 8 << 20;
+}  // namespace
+
+// One peer: a queue, a sender thread, and the stream it writes to (re-opened after a failure).
+class PeerTransport::Peer {
+ public:
+  Peer(PeerTransport* transport, uint64_t id) : transport_(transport), id_(id) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~Peer() {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+      if (context_ != nullptr) context_->TryCancel();
+    }
+    thread_.join();
+  }
+
+  void Enqueue(std::vector<raftpb::Message>& messages, size_t begin, size_t end) {
+    absl::MutexLock lock(&mu_);
+    for (size_t i = begin; i < end && queue_.size() < kMaxQueuedMessages; ++i) queue_.push_back(std::move(messages[i]));
+  }
+
+  std::shared_ptr<grpc::Channel> Channel() {
+    absl::MutexLock lock(&mu_);
+    return ChannelLocked();
+  }
+
+ private:
+  std::shared_ptr<grpc::Channel> ChannelLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const std::string address = transport_->AddressOf(id_);
+    if (address.empty()) return nullptr;
+    if (channel_ == nullptr || address != address_) {
+      grpc::ChannelArguments args;
+      args.SetMaxSendMessageSize(-1);
+      args.SetMaxReceiveMessageSize(-1);
+      // Reconnect quickly after a peer restarts: elections depend on it.
+      args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+      args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+      args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+      channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+      address_ = address;
+    }
+    return channel_;
+  }
+
+  void Run() {
+    std::vector<raftpb::Message> batch;
+    std::unique_ptr<peerpb::RaftPeer::Stub> stub;
+    std::unique_ptr<grpc::ClientWriter<peerpb::MessageBatch>> writer;
+    peerpb::DeliverAck ack;
+    while (true) {
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(
+            +[](Peer* self) ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stopping_ || !self->queue_.empty(); }, this));
+        if (stopping_) break;
+        batch.swap(queue_);
+        if (writer == nullptr) {
+          std::shared_ptr<grpc::Channel> channel = ChannelLocked();
+          if (channel == nullptr) {
+            batch.clear();
+            continue;
+          }
+          stub = peerpb::RaftPeer::NewStub(channel);
+          context_ = std::make_unique<grpc::ClientContext>();
+          writer = stub->Deliver(context_.get(), &ack);
+        }
+      }
+      bool ok = true;
+      for (size_t start = 0; start < batch.size() && ok;) {
+        peerpb::MessageBatch out;
+        out.set_cluster_id(transport_->cluster_id_);
+        out.set_from(transport_->self_id_);
+        size_t bytes = 0;
+        for (; start < batch.size() && (out.messages_size() == 0 || bytes < kMaxBatchBytes); ++start) {
+          bytes += batch[start].ByteSizeLong();
+          *out.add_messages() = std::move(batch[start]);
+        }
+        ok = writer->Write(out);
+      }
+      batch.clear();
+      if (!ok) {
+        writer->Finish().IgnoreError();
+        absl::MutexLock lock(&mu_);
+        writer.reset();
+        context_.reset();
+        // The peer is down: drop what queued meanwhile and retry a little later.
+        mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(100));
+        queue_.clear();
+      }
+    }
+    if (writer != nullptr) {
+      writer->WritesDone();
+      writer->Finish().IgnoreError();
+    }
+  }
+
+  PeerTransport* const transport_;
+  const uint64_t id_;
+  absl::Mutex mu_;
+  std::vector<raftpb::Message> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<grpc::ClientContext> context_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<grpc::Channel> channel_ ABSL_GUARDED_BY(mu_);
+  std::string address_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+PeerTransport::PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
+                             std::map<uint64_t, std::string> initial_peer_urls)
+    : self_id_(self_id),
+      cluster_id_(cluster_id),
+      members_(members),
+      initial_peer_urls_(std::move(initial_peer_urls)) {}
+
+PeerTransport::~PeerTransport() { Stop(); }
+
+void PeerTransport::Stop() {
+  std::map<uint64_t, std::unique_ptr<Peer>> peers;
+  {
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+    peers.swap(peers_);
+  }
+  peers.clear();  // joins the sender threads, outside mu_
+}
+
+std::string PeerTransport::AddressOf(uint64_t id) const {
+  std::string url;
+  if (auto member = members_->Find(id); member && member->peer_urls_size() > 0) {
+    url = member->peer_urls(0);
+  } else if (auto it = initial_peer_urls_.find(id); it != initial_peer_urls_.end()) {
+    url = it->second;
+  }
+  if (url.empty()) return "";
+  auto host_port = HostPortOfUrl(url);
+  return host_port.ok() ? *host_port : "";
+}
+
+PeerTransport::Peer* PeerTransport::PeerFor(uint64_t id) {
+  auto& peer = peers_[id];
+  if (peer == nullptr) peer = std::make_unique<Peer>(this, id);
+  return peer.get();
+}
+
+void PeerTransport::Send(std::vector<raftpb::Message> messages) {
+  absl::MutexLock lock(&mu_);
+  if (stopped_) return;
+  // Messages keep their order per destination; consecutive runs to one peer go in one call.
+  for (size_t begin = 0; begin < messages.size();) {
+    const uint64_t to = messages[begin].to();
+    size_t end = begin + 1;
+    while (end < messages.size() && messages[end].to() == to) ++end;
+    if (to != self_id_ && to != 0) PeerFor(to)->Enqueue(messages, begin, end);
+    begin = end;
+  }
+}
+
+std::shared_ptr<grpc::Channel> PeerTransport::ChannelTo(uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  if (stopped_ || id == 0) return nullptr;
+  return PeerFor(id)->Channel();
+}
+
+}  // namespace leasehold::server

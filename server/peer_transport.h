@@ -1,0 +1,56 @@
+// PeerTransport: carries this member's outgoing Raft messages to the other members over gRPC
+// streams (RaftPeer.Deliver), one sender thread and one stream per peer, and hands out channels to
+// peers for the lease calls a follower forwards to the leader.
+//
+// Messages to a peer that is down or slow are dropped rather than queued without bound: Raft
+// retries what matters. Peer addresses come from the replicated member table, falling back to the
+// ones given at start (--initial-cluster), so a member can answer the leader before it has applied
+// the entries that name it.
+//
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "server/node_loop.h"
+#include "storage/member_table.h"
+
+namespace leasehold::server {
+
+class PeerTransport : public MessageSender {
+ public:
+  // `members` is not owned and must outlive this object. `initial_peer_urls`: member id -> URL.
+  PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
+                std::map<uint64_t, std::string> initial_peer_urls);
+  ~PeerTransport() override;
+
+  void Send(std::vector<raftpb::Message> messages) override;
+  // A channel to member `id`'s peer port, or null when its address is unknown.
+  std::shared_ptr<grpc::Channel> ChannelTo(uint64_t id);
+  // Stops every sender thread; later Sends are dropped.
+  void Stop();
+
+ private:
+  class Peer;
+  // "host:port" of member `id`, or empty.
+  std::string AddressOf(uint64_t id) const;
+  Peer* PeerFor(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const uint64_t self_id_;
+  const uint64_t cluster_id_;
+  const storage::MemberTable* const members_;
+  const std::map<uint64_t, std::string> initial_peer_urls_;
+  absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<uint64_t, std::unique_ptr<Peer>> peers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace leasehold::server

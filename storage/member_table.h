@@ -1,0 +1,46 @@
+// MemberTable: the cluster's members as replicated state (etcd's membership store). Changed only by
+// the state machine applying membership changes and publish entries; read by the Cluster service
+// and the peer transport (to find a member's peer URLs).
+//
+// Thread-safe: one internal mutex; no method calls out while holding it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "leasehold/internal.pb.h"
+#include "raft/raft.pb.h"
+#include "rocksdb/write_batch.h"
+#include "storage/engine.h"
+
+namespace leasehold::storage {
+
+class MemberTable {
+ public:
+  // Reads the persisted members back. DataLoss on a malformed record.
+  absl::Status Restore(const Engine& engine);
+
+  // Applies a committed membership change. Adding a member that is already present keeps its
+  // published client URLs (the bootstrap entries are applied by every founding member). Writes the
+  // changed record into `batch`.
+  void ApplyConfChange(const raftpb::ConfChange& change, rocksdb::WriteBatch* batch);
+  // Records a member's own announcement of its name and client URLs; unknown members are ignored
+  // (a member removed while its publish was in flight).
+  void ApplyPublish(const internalpb::MemberRecord& record, rocksdb::WriteBatch* batch);
+
+  std::vector<internalpb::MemberRecord> List() const;  // ordered by id
+  std::optional<internalpb::MemberRecord> Find(uint64_t id) const;
+
+ private:
+  void Persist(const internalpb::MemberRecord& record, rocksdb::WriteBatch* batch);
+
+  mutable absl::Mutex mu_;
+  std::map<uint64_t, internalpb::MemberRecord> members_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace leasehold::storage

@@ -1,0 +1,66 @@
+// RaftLogStore: the durable Raft log, hard state and membership of one member, in the member's
+// RocksDB database, implementing the Raft library's Storage interface.
+//
+// Writes go into a caller's WriteBatch so that one synced write persists a whole Ready (entries and
+// hard state together: the group commit). The in-memory index (first index, the terms of every
+// stored entry) is updated when the batch is prepared, so the caller must write the batch before it
+// lets the Raft node read the store again (the node loop does: persist, then Advance).
+//
+// The membership (ConfState) is written by the state machine with the applied index, so that it is
+// exactly the membership as of the applied entries; this class only reads it back on start.
+//
+// Not thread-safe: owned by the node loop's thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "raft/storage.h"
+#include "rocksdb/write_batch.h"
+#include "storage/engine.h"
+
+namespace leasehold::storage {
+
+class RaftLogStore : public raft::Storage {
+ public:
+  // Loads the log index from `engine` (not owned). DataLoss if the stored log has gaps or
+  // unreadable entries.
+  static absl::StatusOr<std::unique_ptr<RaftLogStore>> Open(Engine* engine);
+
+  // raft::Storage.
+  raft::InitialState GetInitialState() const override;
+  absl::StatusOr<std::vector<raft::pb::Entry>> Entries(uint64_t lo, uint64_t hi, uint64_t max_bytes) const override;
+  absl::StatusOr<uint64_t> Term(uint64_t index) const override;
+  uint64_t FirstIndex() const override { return first_index_; }
+  uint64_t LastIndex() const override { return first_index_ + terms_.size() - 1; }
+  absl::StatusOr<raft::pb::Snapshot> GetSnapshot() const override;
+
+  // True when nothing was ever stored (a member that has not bootstrapped or joined yet).
+  bool empty() const { return terms_.empty() && first_index_ == 1 && hard_state_.term() == 0; }
+
+  // Adds `entries` to `batch`, replacing any stored suffix they conflict with. Precondition: they
+  // are contiguous and start in (FirstIndex(), LastIndex() + 1].
+  void Append(const std::vector<raft::pb::Entry>& entries, rocksdb::WriteBatch* batch);
+  void SetHardState(const raft::pb::HardState& hard_state, rocksdb::WriteBatch* batch);
+
+  // Membership record the state machine keeps with its applied index (meta key "conf_state").
+  static void PutConfState(const raft::pb::ConfState& conf_state, rocksdb::WriteBatch* batch);
+
+ private:
+  explicit RaftLogStore(Engine* engine) : engine_(engine) {}
+
+  Engine* const engine_;
+  raft::pb::HardState hard_state_;
+  raft::pb::ConfState conf_state_;
+  // Index and term of the entry just before the first stored one (0, 0 until a snapshot).
+  uint64_t snapshot_index_ = 0;
+  uint64_t snapshot_term_ = 0;
+  uint64_t first_index_ = 1;
+  // terms_[i] is the term of entry first_index_ + i. Invariant: one per stored entry.
+  std::deque<uint64_t> terms_;
+};
+
+}  // namespace leasehold::storage

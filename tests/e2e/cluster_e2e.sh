@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# A 3-member cluster of real leasehold processes driven by Debian's etcdctl: every member serves
+# every command; kill -9 of the leader under writes and keep-alives loses no acknowledged write,
+# keeps the kept-alive lease, revokes the abandoned one on time; the killed member catches up; a
+# full restart keeps the state; a member cut off from the quorum refuses writes with etcd's errors.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/cluster_lib.sh"
+now() { date +%s.%N; }
+since() { echo "$(now) - $1" | bc; }
+
+cluster_start 3
+L=$(leader_index); F=$(( L % 3 + 1 )); G=$(( F % 3 + 1 ))   # leader, and two followers
+
+# Membership and status, from any member.
+for _ in $(seq 1 50); do
+  OUT=$(ctl_at "$F" member list 2>/dev/null); [ "$(grep -c ', started, m' <<<"$OUT")" = 3 ] && break; sleep 0.1
+done
+check "member list: three started members" 3 "$(grep -c ', started, m[123], http://127.0.0.1:[0-9]*, http://127.0.0.1:[0-9]*, false$' <<<"$OUT")"
+OUT=$(timeout 20 etcdctl --endpoints="$(ep "$F")" endpoint status --cluster 2>/dev/null)
+check "endpoint status --cluster: three endpoints" 3 "$(wc -l <<<"$OUT")"
+check "endpoint status --cluster: one leader" 1 "$(grep -c ', true, false, ' <<<"$OUT")"
+
+# Writes through every member, linearizable reads from every member.
+for i in 1 2 3; do ctl_at "$i" put "k/$i" "v$i" >/dev/null; done
+for i in 1 2 3; do
+  check "member $i reads every write" "k/1 v1 k/2 v2 k/3 v3" "$(ctl_at "$i" get k/ --prefix | tr '\n' ' ' | sed 's/ $//')"
+done
+
+# Leases through followers: grant, attach, time-to-live and keep-alive are forwarded as needed.
+ID=$(ctl_at "$F" lease grant 30 | awk '{print $2}')
+ctl_at "$G" put svc/x 1 --lease="$ID" >/dev/null
+check_match "timetolive through a follower" "^lease $ID granted with TTL\(30s\), remaining\((29|30)s\), attached keys\(\[svc/x\]\)$" \
+  "$(ctl_at "$G" lease timetolive "$ID" --keys)"
+check "keep-alive --once through a follower" "lease $ID keepalived with TTL(30)" "$(ctl_at "$F" lease keep-alive --once "$ID")"
+check "lease list on every member" "$ID $ID $ID" "$(for i in 1 2 3; do ctl_at "$i" lease list | tail -n +2; done | tr '\n' ' ' | sed 's/ $//')"
+
+# Failover: kill -9 the leader while a writer runs and one lease is kept alive through a follower.
+KEPT=$(ctl_at "$F" lease grant 6 | awk '{print $2}')
+ctl_at "$F" put fo/kept 1 --lease="$KEPT" >/dev/null
+timeout 40 etcdctl --endpoints="$(ep "$F")" lease keep-alive "$KEPT" >"$E2E_DIR/keepalive.out" 2>&1 &
+KA_PID=$!
+ABANDONED=$(ctl_at "$G" lease grant 6 | awk '{print $2}'); T_ABANDONED=$(now)
+ctl_at "$G" put fo/abandoned 1 --lease="$ABANDONED" >/dev/null
+: >"$E2E_DIR/acked"
+( for n in $(seq 1 400); do
+    timeout 10 etcdctl --endpoints="$(all_eps)" --dial-timeout=1s --command-timeout=8s put "w/$(printf %04d "$n")" "$n" \
+      >/dev/null 2>&1 && echo "w/$(printf %04d "$n")" >>"$E2E_DIR/acked"
+  done ) &
+WRITER=$!
+sleep 1
+T_KILL=$(now); member_stop "$L" KILL
+NEW=""; for _ in $(seq 1 100); do NEW=$(leader_index); [ -n "$NEW" ] && break; done
+check_match "a new leader is elected" "^[123]$" "$NEW"
+until ctl_at "$F" put fo/after-kill 1 >/dev/null 2>&1; do sleep 0.1; done
+WRITABLE_AFTER=$(since "$T_KILL")
+check "writes resume within 4 s of the kill" 1 "$(echo "$WRITABLE_AFTER < 4" | bc)"
+until [ -z "$(ctl_at "$F" get fo/abandoned --consistency=s --keys-only)" ]; do
+  sleep 0.1; [ "$(echo "$(since "$T_ABANDONED") > 20" | bc)" = 1 ] && break
+done
+GONE=$(since "$T_ABANDONED")
+# TTL 6 s; bound: TTL + election timeout (1 s) + the new leader's allowance (2 s) + polling slack.
+check "abandoned lease revoked on time (${GONE}s after grant)" 1 "$(echo "$GONE >= 6 && $GONE <= 10.5" | bc)"
+sleep "$(echo "15 - $(since "$T_ABANDONED")" | bc)"
+check "kept-alive lease survives the failover" "fo/kept" "$(ctl_at "$F" get fo/kept --keys-only | head -1)"
+kill "$KA_PID" 2>/dev/null; wait "$KA_PID" 2>/dev/null
+wait "$WRITER"
+MISSING=0
+while read -r key; do [ -n "$(ctl_at "$F" get "$key" --keys-only)" ] || MISSING=$((MISSING + 1)); done <"$E2E_DIR/acked"
+check "no acknowledged write lost ($(wc -l <"$E2E_DIR/acked") acknowledged)" 0 "$MISSING"
+
+# The killed member restarts and catches up.
+member_start "$L"
+LAST=$(tail -1 "$E2E_DIR/acked")
+for _ in $(seq 1 100); do [ -n "$(ctl_at "$L" get "$LAST" --consistency=s --keys-only 2>/dev/null)" ] && break; sleep 0.1; done
+check "restarted member caught up" "$LAST" "$(ctl_at "$L" get "$LAST" --consistency=s --keys-only | head -1)"
+
+# A full restart keeps the state, identical on every member.
+dump() { ctl_at "$1" get "" --prefix -w json --consistency=s | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin).get("kvs",[]), sort_keys=True))'; }
+BEFORE=$(dump "$F")
+for i in 1 2 3; do member_stop "$i" TERM; done
+for i in 1 2 3; do member_start "$i"; done
+check_match "leader after full restart" "^[123]$" "$(leader_index)"
+for i in 1 2 3; do
+  for _ in $(seq 1 50); do [ "$(dump "$i" 2>/dev/null)" = "$BEFORE" ] && break; sleep 0.1; done
+  check "member $i state identical after full restart" "$BEFORE" "$(dump "$i")"
+done
+
+# Quorum lost: the lone member refuses writes and linearizable reads, serves serializable ones.
+L=$(leader_index); F=$(( L % 3 + 1 )); G=$(( F % 3 + 1 ))
+member_stop "$F" TERM; member_stop "$G" TERM
+sleep 3
+run_ctl_at() { OUT=$(ctl_at "$@" 2>"$E2E_DIR/err"); RC=$?; ERR=$(grep -v '"level":"warn"' "$E2E_DIR/err"); }
+run_ctl_at "$L" put lonely 1
+check "no quorum: put fails" 1 "$RC"
+check_match "no quorum: put error" "^Error: etcdserver: (no leader|request timed out)$" "$ERR"
+run_ctl_at "$L" get k/1
+check "no quorum: linearizable get fails" 1 "$RC"
+check "no quorum: serializable get served" "k/1 v1" "$(ctl_at "$L" get k/1 --consistency=s | tr '\n' ' ' | sed 's/ $//')"
+member_start "$F"; member_start "$G"
+until ctl_at "$L" put healed 1 >/dev/null 2>&1; do sleep 0.2; done
+check "healed: every member reads the write" "healed healed healed" \
+  "$(for i in 1 2 3; do ctl_at "$i" get healed --keys-only | head -1; done | tr '\n' ' ' | sed 's/ $//')"
+
+cluster_stop_all
+echo "$E2E_PASSED passed, $E2E_FAILED failed"
+[ "$E2E_FAILED" -eq 0 ]

@@ -1,6 +1,7 @@
 // leasehold: the server binary. Opens the data dir, joins or founds its Raft cluster, replays what
 // was committed but not applied, and serves the etcd v3 gRPC API until SIGINT or SIGTERM.
 #include <csignal>
+#include <unistd.h>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -12,7 +13,9 @@
 #include "server/cluster_config.h"
 #include "server/expiry_loop.h"
 #include "server/flags.h"
+#include "server/cluster_service.h"
 #include "server/identity.h"
+#include "server/join.h"
 #include "server/kv_service.h"
 #include "server/lease_service.h"
 #include "server/node_loop.h"
@@ -43,6 +46,11 @@ int Serve(const Flags& flags) {
   if (!cluster.ok()) return Fail("bad cluster configuration", cluster.status());
   auto engine = storage::Engine::Open(flags.data_dir);
   if (!engine.ok()) return Fail("cannot open data dir", engine.status());
+  // A fresh member joining a running cluster learns its ids from it; a restarted one has them stored.
+  if (flags.initial_cluster_state == "existing" && !engine->get()->Get(storage::keys::Meta("identity")).ok()) {
+    cluster = DiscoverExistingCluster(flags, *std::move(cluster), 30000);
+    if (!cluster.ok()) return Fail("cannot join the cluster", cluster.status());
+  }
   auto identity = LoadOrCreateIdentity(engine->get(), flags.name, *cluster);
   if (!identity.ok()) return Fail("cannot load member identity", identity.status());
 
@@ -68,6 +76,10 @@ int Serve(const Flags& flags) {
   node_options.election_ticks = static_cast<int>(std::max<int64_t>(2, flags.election_timeout_ms / flags.heartbeat_interval_ms));
   node_options.request_timeout_ms = request_timeout_ms;
   // Allowance for renewals the previous leader acknowledged but did not checkpoint.
+  node_options.on_removed = [] {
+    LogWarn("this member was removed from the cluster; shutting down");
+    kill(getpid(), SIGTERM);
+  };
   node_options.promote_allowance_ms = flags.election_timeout_ms + 2 * flags.lease_checkpoint_interval_ms;
   NodeLoop node(engine->get(), state_machine->get(), log_store->get(), &transport, node_options,
                 [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision) {
@@ -96,6 +108,8 @@ int Serve(const Flags& flags) {
   peer_builder.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
   peer_builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
   peer_builder.RegisterService(&peer_service);
+  ClusterService peer_cluster_service(&member);  // where joining members look themselves up
+  peer_builder.RegisterService(&peer_cluster_service);
   std::unique_ptr<grpc::Server> peer_server = peer_builder.BuildAndStart();
   if (peer_server == nullptr) {
     return Fail("cannot listen", absl::UnavailableError("binding the peer URLs failed (port in use?)"));

@@ -29,22 +29,4 @@ grpc::ServerUnaryReactor* MaintenanceService::Alarm(grpc::CallbackServerContext*
   return FinishNow(context, absl::OkStatus());
 }
 
-grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext* context,
-                                                     const etcdserverpb::MemberListRequest* request,
-                                                     etcdserverpb::MemberListResponse* response) {
-  for (const auto& record : member_->state_machine().members().List()) {
-    etcdserverpb::Member* member = response->add_members();
-    member->set_id(record.id());
-    // A member that has not published yet shows no name and no client URLs, as in etcd.
-    member->set_name(record.name());
-    for (const auto& url : record.peer_urls()) member->add_peerurls(url);
-    for (const auto& url : record.client_urls()) member->add_clienturls(url);
-    member->set_islearner(record.is_learner());
-  }
-  member_->FillHeader(response->mutable_header());
-  // etcd leaves the revision out of a member list header.
-  response->mutable_header()->set_revision(0);
-  return FinishNow(context, absl::OkStatus());
-}
-
 }  // namespace leasehold::server

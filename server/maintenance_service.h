@@ -1,4 +1,4 @@
-// etcdserverpb.Maintenance (Status, Alarm) and etcdserverpb.Cluster (MemberList) for a member.
+// etcdserverpb.Maintenance (Status, Alarm) for a member.
 // Methods not overridden answer UNIMPLEMENTED.
 #pragma once
 
@@ -16,17 +16,6 @@ class MaintenanceService final : public etcdserverpb::Maintenance::CallbackServi
   // activating or deactivating one is refused as etcd refuses an unknown alarm.
   grpc::ServerUnaryReactor* Alarm(grpc::CallbackServerContext* context, const etcdserverpb::AlarmRequest* request,
                                   etcdserverpb::AlarmResponse* response) override;
-
- private:
-  Member* member_;
-};
-
-class ClusterService final : public etcdserverpb::Cluster::CallbackService {
- public:
-  explicit ClusterService(Member* member) : member_(member) {}
-  grpc::ServerUnaryReactor* MemberList(grpc::CallbackServerContext* context,
-                                       const etcdserverpb::MemberListRequest* request,
-                                       etcdserverpb::MemberListResponse* response) override;
 
  private:
   Member* member_;

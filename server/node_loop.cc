@@ -259,7 +259,7 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     } else {
       failed.status_completions.emplace_back(
           std::move(c.done), absl::IsFailedPrecondition(st)
-                                 ? absl::FailedPreconditionError("etcdserver: unhealthy cluster")
+                                 ? errors::Unhealthy()
                                  : errors::NoLeader());
     }
   }
@@ -336,6 +336,11 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
       }
       const raftpb::ConfState cs = node_->ApplyConfChange(change);
       state_machine_->ApplyConfChange(e.index(), change, cs);
+      LogInfo("membership changed", {{"change", raftpb::ConfChangeType_Name(change.type())},
+                                     {"member", Hex(change.node_id())}, {"index", std::to_string(e.index())}});
+      if (change.type() == raftpb::CONF_REMOVE_NODE && change.node_id() == options_.id && options_.on_removed) {
+        options_.on_removed();
+      }
       internalpb::MemberRecord context;
       context.ParseFromString(change.context());
       if (auto it = conf_waiters_.find(context.change_id()); context.change_id() != 0 && it != conf_waiters_.end()) {
@@ -398,7 +403,9 @@ void NodeLoop::MaybePublish(int64_t now_ms) {
   entry.mutable_member_publish()->set_id(options_.id);
   // Client request ids never set the top bit (Member::NextId), so this cannot collide with one.
   entry.set_id((1ULL << 63) | static_cast<uint64_t>(now_ms));
-  publish_retry_ms_ = now_ms + options_.request_timeout_ms;
+  // A forwarded proposal lost on the way (a peer stream still connecting) is simply made again; a
+  // publish applied twice changes nothing.
+  publish_retry_ms_ = now_ms + 1000;
   std::vector<std::string> data = {entry.SerializeAsString()};
   if (node_->ProposeBatch(data).ok()) {
     // Answered (or not) like any proposal; the next sweep checks the stored record again.

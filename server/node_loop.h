@@ -59,6 +59,8 @@ class NodeLoop : public Proposer {
     int64_t request_timeout_ms = 7000;
     // Extra time given to every lease's replicated deadline when this member becomes leader.
     int64_t promote_allowance_ms = 2000;
+    // Called (on the loop thread, once) when this member applies its own removal.
+    std::function<void()> on_removed;
   };
   using ApplyObserver = std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision)>;
   using StatusDone = std::function<void(absl::Status)>;
@@ -81,7 +83,7 @@ class NodeLoop : public Proposer {
   uint64_t term() const override { return term_.load(std::memory_order_relaxed); }
 
   // Proposes a membership change; `done` gets OK once it is applied here.
-  void ProposeConfChange(raftpb::ConfChange change, StatusDone done);
+  void ProposeConfChange(raftpb::ConfChange change, StatusDone done) override;
   // Linearizable read barrier (ReadIndex): `done` gets OK once this member has applied every entry
   // committed before the call, or "no leader" / "request timed out".
   void ReadBarrier(StatusDone done) override;

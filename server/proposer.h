@@ -24,6 +24,10 @@ class Proposer {
   // Calls `done` with OK once this member's state includes every write committed before the call
   // (a linearizable read may then be served locally), or with one of the errors above.
   virtual void ReadBarrier(std::function<void(absl::Status)> done) = 0;
+  // Proposes a membership change (its context a MemberRecord with a change_id); `done` gets OK once
+  // this member has applied it, "unhealthy cluster" while another change is still unapplied, or
+  // one of the errors above.
+  virtual void ProposeConfChange(raftpb::ConfChange change, std::function<void(absl::Status)> done) = 0;
 
   // Highest log index known committed, highest applied, and the current Raft term.
   virtual uint64_t committed_index() const = 0;

@@ -30,5 +30,12 @@ absl::Status NoLeader() { return absl::UnavailableError("etcdserver: no leader")
 absl::Status RequestTimeout() { return absl::UnavailableError("etcdserver: request timed out"); }
 absl::Status Stopped() { return absl::UnavailableError("etcdserver: server stopped"); }
 absl::Status NotCapable() { return absl::UnavailableError("etcdserver: not capable"); }
+absl::Status MemberNotFound() { return absl::NotFoundError("etcdserver: member not found"); }
+absl::Status PeerUrlExists() { return absl::FailedPreconditionError("etcdserver: Peer URLs already exists"); }
+absl::Status MemberBadUrls() { return absl::InvalidArgumentError("etcdserver: given member URLs are invalid"); }
+absl::Status MemberNotLearner() {
+  return absl::FailedPreconditionError("etcdserver: can only promote a learner member");
+}
+absl::Status Unhealthy() { return absl::UnavailableError("etcdserver: unhealthy cluster"); }
 
 }  // namespace leasehold::errors

@@ -22,5 +22,10 @@ absl::Status NoLeader();            // Unavailable "etcdserver: no leader"
 absl::Status RequestTimeout();      // Unavailable "etcdserver: request timed out"
 absl::Status Stopped();             // Unavailable "etcdserver: server stopped"
 absl::Status NotCapable();          // Unavailable "etcdserver: not capable"
+absl::Status MemberNotFound();      // NotFound "etcdserver: member not found"
+absl::Status PeerUrlExists();       // FailedPrecondition "etcdserver: Peer URLs already exists"
+absl::Status MemberBadUrls();       // InvalidArgument "etcdserver: given member URLs are invalid"
+absl::Status MemberNotLearner();    // FailedPrecondition "etcdserver: can only promote a learner member"
+absl::Status Unhealthy();           // Unavailable "etcdserver: unhealthy cluster"
 
 }  // namespace leasehold::errors

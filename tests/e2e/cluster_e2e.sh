@@ -11,11 +11,12 @@ since() { echo "$(now) - $1" | bc; }
 cluster_start 3
 L=$(leader_index); F=$(( L % 3 + 1 )); G=$(( F % 3 + 1 ))   # leader, and two followers
 
-# Membership and status, from any member.
+# Membership and status, from any member (client URLs appear once each member has published them).
+STARTED=', started, m[123], http://127.0.0.1:[0-9]*, http://127.0.0.1:[0-9]*, false$'
 for _ in $(seq 1 50); do
-  OUT=$(ctl_at "$F" member list 2>/dev/null); [ "$(grep -c ', started, m' <<<"$OUT")" = 3 ] && break; sleep 0.1
+  OUT=$(ctl_at "$F" member list 2>/dev/null); [ "$(grep -c "$STARTED" <<<"$OUT")" = 3 ] && break; sleep 0.1
 done
-check "member list: three started members" 3 "$(grep -c ', started, m[123], http://127.0.0.1:[0-9]*, http://127.0.0.1:[0-9]*, false$' <<<"$OUT")"
+check "member list: three started members" 3 "$(grep -c "$STARTED" <<<"$OUT")"
 OUT=$(timeout 20 etcdctl --endpoints="$(ep "$F")" endpoint status --cluster 2>/dev/null)
 check "endpoint status --cluster: three endpoints" 3 "$(wc -l <<<"$OUT")"
 check "endpoint status --cluster: one leader" 1 "$(grep -c ', true, false, ' <<<"$OUT")"
@@ -101,6 +102,33 @@ until ctl_at "$L" put healed 1 >/dev/null 2>&1; do sleep 0.2; done
 check "healed: every member reads the write" "healed healed healed" \
   "$(for i in 1 2 3; do ctl_at "$i" get healed --keys-only | head -1; done | tr '\n' ' ' | sed 's/ $//')"
 
+# Membership changes under load: add a fourth member, which joins and catches up; remove it again.
+( for n in $(seq 1 200); do ctl_at "$L" put "load/$n" "$n" >/dev/null 2>&1; done ) &
+LOAD=$!
+CLUSTER_N=4; CPORT[4]=$(free_port); PPORT[4]=$(free_port)
+OUT=$(ctl_at "$L" member add m4 --peer-urls="http://127.0.0.1:${PPORT[4]}")
+check_match "member add" "^Member [0-9a-f]+ added to cluster [0-9a-f]+" "$OUT"
+check_match "member add prints the join settings" 'ETCD_INITIAL_CLUSTER_STATE="existing"' "$OUT"
+NEW_ID=$(awk '/^Member/ {print $2}' <<<"$OUT")
+member_start 4 --initial-cluster-state existing
+wait "$LOAD"
+ctl_at "$L" put after-join 1 >/dev/null
+for _ in $(seq 1 100); do [ -n "$(ctl_at 4 get after-join --consistency=s --keys-only 2>/dev/null)" ] && break; sleep 0.1; done
+check "new member caught up" "after-join" "$(ctl_at 4 get after-join --consistency=s --keys-only | head -1)"
+check "new member has every write" "200" "$(ctl_at 4 get load/ --prefix --keys-only --consistency=s | grep -c '^load/')"
+check_match "member list shows it started" "^$NEW_ID, started, m4, " "$(ctl_at "$L" member list | grep "^$NEW_ID")"
+run_ctl_at "$L" member remove "$NEW_ID"
+check "member remove" "Member $NEW_ID removed from cluster" "$(cut -d' ' -f1-5 <<<"$OUT")"
+for _ in $(seq 1 50); do kill -0 "${CPID[4]}" 2>/dev/null || break; sleep 0.1; done
+check "removed member shuts down" 1 "$(kill -0 "${CPID[4]}" 2>/dev/null && echo 0 || echo 1)"
+CPID[4]=""
+check "three members left" 3 "$(ctl_at "$L" member list | wc -l)"
+run_ctl_at "$L" member remove "$NEW_ID"
+check "removing an unknown member" "Error: etcdserver: member not found" "$ERR"
+run_ctl_at "$L" member add m5 --peer-urls="http://127.0.0.1:${PPORT[1]}"
+check "adding a member with taken peer URLs" "Error: etcdserver: Peer URLs already exists" "$ERR"
+
 cluster_stop_all
+if [ "$E2E_FAILED" -gt 0 ]; then for f in "$E2E_DIR"/m*.log; do echo "== $f"; grep -v '"level":"info"' "$f" | tail -n 5; done; fi
 echo "$E2E_PASSED passed, $E2E_FAILED failed"
 [ "$E2E_FAILED" -eq 0 ]

@@ -1,0 +1,103 @@
+#include "server/cluster_service.h"
+
+#include <algorithm>
+
+#include "server/flags.h"
+#include "server/propose_reactor.h"
+#include "storage/etcd_errors.h"
+
+namespace leasehold::server {
+namespace {
+
+void ToMember(const internalpb::MemberRecord& record, etcdserverpb::Member* member) {
+  member->set_id(record.id());
+  // A member that has not published yet shows no name and no client URLs, as in etcd.
+  member->set_name(record.name());
+  for (const auto& url : record.peer_urls()) member->add_peerurls(url);
+  for (const auto& url : record.client_urls()) member->add_clienturls(url);
+  member->set_islearner(record.is_learner());
+}
+
+template <typename Response>
+void FillMembers(Member* member, Response* response) {
+  for (const auto& record : member->state_machine().members().List()) ToMember(record, response->add_members());
+  member->FillHeader(response->mutable_header());
+  // etcd leaves the revision out of membership responses' headers.
+  response->mutable_header()->set_revision(0);
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext* context,
+                                                     const etcdserverpb::MemberListRequest* request,
+                                                     etcdserverpb::MemberListResponse* response) {
+  FillMembers(member_, response);
+  return FinishNow(context, absl::OkStatus());
+}
+
+template <typename Response>
+grpc::ServerUnaryReactor* ClusterService::Change(grpc::CallbackServerContext* context, raftpb::ConfChange change,
+                                                 internalpb::MemberRecord record, Response* response) {
+  record.set_id(change.node_id());
+  record.set_change_id(static_cast<uint64_t>(member_->NextId()));
+  change.set_context(record.SerializeAsString());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  member_->proposer().ProposeConfChange(std::move(change), [this, reactor, response](absl::Status status) {
+    if (status.ok()) FillMembers(member_, response);
+    reactor->Finish(ToGrpcStatus(status));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext* context,
+                                                    const etcdserverpb::MemberAddRequest* request,
+                                                    etcdserverpb::MemberAddResponse* response) {
+  if (request->peerurls().empty()) return FinishNow(context, errors::MemberBadUrls());
+  internalpb::MemberRecord record;
+  for (const auto& url : request->peerurls()) {
+    if (!HostPortOfUrl(url).ok()) return FinishNow(context, errors::MemberBadUrls());
+    record.add_peer_urls(url);
+  }
+  for (const auto& existing : member_->state_machine().members().List()) {
+    for (const auto& url : existing.peer_urls()) {
+      if (std::find(request->peerurls().begin(), request->peerurls().end(), url) != request->peerurls().end()) {
+        return FinishNow(context, errors::PeerUrlExists());
+      }
+    }
+  }
+  record.set_is_learner(request->islearner());
+  raftpb::ConfChange change;
+  change.set_type(request->islearner() ? raftpb::CONF_ADD_LEARNER : raftpb::CONF_ADD_VOTER);
+  // A fresh id, distinct from every earlier member's even for reused URLs; the new member learns it
+  // from the cluster when it joins.
+  change.set_node_id(static_cast<uint64_t>(member_->NextId()) | (1ULL << 63));
+  etcdserverpb::Member* added = response->mutable_member();
+  added->set_id(change.node_id());
+  *added->mutable_peerurls() = request->peerurls();
+  added->set_islearner(request->islearner());
+  return Change(context, std::move(change), std::move(record), response);
+}
+
+grpc::ServerUnaryReactor* ClusterService::MemberRemove(grpc::CallbackServerContext* context,
+                                                       const etcdserverpb::MemberRemoveRequest* request,
+                                                       etcdserverpb::MemberRemoveResponse* response) {
+  if (!member_->state_machine().members().Find(request->id())) return FinishNow(context, errors::MemberNotFound());
+  raftpb::ConfChange change;
+  change.set_type(raftpb::CONF_REMOVE_NODE);
+  change.set_node_id(request->id());
+  return Change(context, std::move(change), internalpb::MemberRecord(), response);
+}
+
+grpc::ServerUnaryReactor* ClusterService::MemberPromote(grpc::CallbackServerContext* context,
+                                                        const etcdserverpb::MemberPromoteRequest* request,
+                                                        etcdserverpb::MemberPromoteResponse* response) {
+  auto existing = member_->state_machine().members().Find(request->id());
+  if (!existing) return FinishNow(context, errors::MemberNotFound());
+  if (!existing->is_learner()) return FinishNow(context, errors::MemberNotLearner());
+  raftpb::ConfChange change;
+  change.set_type(raftpb::CONF_PROMOTE_LEARNER);
+  change.set_node_id(request->id());
+  return Change(context, std::move(change), internalpb::MemberRecord(), response);
+}
+
+}  // namespace leasehold::server

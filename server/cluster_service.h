@@ -1,0 +1,36 @@
+// etcdserverpb.Cluster: the member list from the replicated member table, and membership changes
+// (add, remove, promote) proposed one at a time through the log. Also served on the peer port, where
+// a member joining with --initial-cluster-state existing looks up its id.
+#pragma once
+
+#include "etcdserverpb/rpc.grpc.pb.h"
+#include "server/member.h"
+
+namespace leasehold::server {
+
+class ClusterService final : public etcdserverpb::Cluster::CallbackService {
+ public:
+  explicit ClusterService(Member* member) : member_(member) {}
+  grpc::ServerUnaryReactor* MemberList(grpc::CallbackServerContext* context,
+                                       const etcdserverpb::MemberListRequest* request,
+                                       etcdserverpb::MemberListResponse* response) override;
+  grpc::ServerUnaryReactor* MemberAdd(grpc::CallbackServerContext* context,
+                                      const etcdserverpb::MemberAddRequest* request,
+                                      etcdserverpb::MemberAddResponse* response) override;
+  grpc::ServerUnaryReactor* MemberRemove(grpc::CallbackServerContext* context,
+                                         const etcdserverpb::MemberRemoveRequest* request,
+                                         etcdserverpb::MemberRemoveResponse* response) override;
+  grpc::ServerUnaryReactor* MemberPromote(grpc::CallbackServerContext* context,
+                                          const etcdserverpb::MemberPromoteRequest* request,
+                                          etcdserverpb::MemberPromoteResponse* response) override;
+
+ private:
+  // Proposes `change`; once applied, fills `members` and the header of `response` and finishes.
+  template <typename Response>
+  grpc::ServerUnaryReactor* Change(grpc::CallbackServerContext* context, raftpb::ConfChange change,
+                                   internalpb::MemberRecord record, Response* response);
+
+  Member* member_;
+};
+
+}  // namespace leasehold::server

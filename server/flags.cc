@@ -58,6 +58,8 @@ const std::map<std::string, FlagSpec>& Specs() {
       {"election-timeout", {"Time (ms) of an election timeout; the minimum lease TTL is ceil(1.5 x this) seconds.",
                             Int<int64_t>(&Flags::election_timeout_ms, 1)}},
       {"lease-revoke-rate", {"Maximum expired leases revoked per second.", Int<int>(&Flags::lease_revoke_rate, 1)}},
+      {"snapshot-count", {"Number of applied entries after which the Raft log is compacted (a follower further behind gets a snapshot).",
+                          Int<int64_t>(&Flags::snapshot_count, 1)}},
       {"lease-checkpoint-interval", {"Time (ms) between checkpoints of renewed lease deadlines.",
                                      Int<int64_t>(&Flags::lease_checkpoint_interval_ms, 10)}},
       {"help", {"Print this help and exit.", [](Flags* f, const std::string&) { f->help = true; return true; }, true}},

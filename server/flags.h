@@ -27,6 +27,7 @@ struct Flags {
   int64_t election_timeout_ms = 1000;
   int lease_revoke_rate = 1000;
   int64_t lease_checkpoint_interval_ms = 500;
+  int64_t snapshot_count = 100000;
   bool help = false;
   bool version = false;
 };

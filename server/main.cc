@@ -75,6 +75,8 @@ int Serve(const Flags& flags) {
   node_options.tick_ms = flags.heartbeat_interval_ms;
   node_options.election_ticks = static_cast<int>(std::max<int64_t>(2, flags.election_timeout_ms / flags.heartbeat_interval_ms));
   node_options.request_timeout_ms = request_timeout_ms;
+  node_options.snapshot_count = static_cast<uint64_t>(flags.snapshot_count);
+  node_options.catch_up_entries = std::min<uint64_t>(5000, node_options.snapshot_count);
   // Allowance for renewals the previous leader acknowledged but did not checkpoint.
   node_options.on_removed = [] {
     LogWarn("this member was removed from the cluster; shutting down");

@@ -76,6 +76,7 @@ absl::Status NodeLoop::Start() {
       if (absl::Status st = Bootstrap(); !st.ok()) return st;
     }
   }
+  log_store_->set_snapshot_source([this] { return MakeSnapshot(); });
   raft::Config config;
   config.id = options_.id;
   config.election_ticks = options_.election_ticks;
@@ -285,13 +286,9 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
   while (node_->HasReady()) {
     raft::Ready rd = node_->GetReady();
     if (rd.soft_state) OnSoftState(*rd.soft_state);
-    if (rd.snapshot) {
-      // Logs are not compacted yet, so no member ever sends a snapshot.
-      LogError("received a Raft snapshot, which this version cannot install; stopping");
-      std::abort();
-    }
     rocksdb::WriteBatch batch;
-    bool sync = !rd.entries.empty();
+    bool sync = !rd.entries.empty() || rd.snapshot.has_value();
+    if (rd.snapshot) InstallSnapshot(*rd.snapshot, &batch);
     log_store_->Append(rd.entries, &batch);
     if (rd.hard_state) {
       const raftpb::HardState previous = log_store_->GetInitialState().hard_state;
@@ -302,6 +299,15 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
       committed_.store(rd.hard_state->commit(), std::memory_order_relaxed);
     }
     if (batch.Count() > 0) WriteOrDie(engine_, &batch, sync);
+    if (snapshot_installed_) {
+      snapshot_installed_ = false;
+      if (absl::Status st = state_machine_->ReloadFromEngine(); !st.ok()) {
+        LogError("cannot load the installed snapshot; stopping", {{"error", st.ToString()}});
+        std::abort();
+      }
+      LogInfo("installed a snapshot from the leader", {{"index", std::to_string(rd.snapshot->metadata().index())},
+                                                      {"revision", std::to_string(state_machine_->revision())}});
+    }
     if (!rd.messages.empty()) sender_->Send(std::move(rd.messages));
 
     AppliedGroup group;
@@ -317,10 +323,13 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
       group.status_completions.emplace_back(std::move(reads_to_serve_.begin()->second.done), absl::OkStatus());
       reads_to_serve_.erase(reads_to_serve_.begin());
     }
-    if (!group.completions.empty() || !group.status_completions.empty() || !group.events.empty()) {
+    if (rd.snapshot) group.revision = state_machine_->revision();  // watchers learn the new revision
+    if (!group.completions.empty() || !group.status_completions.empty() || !group.events.empty() ||
+        group.revision != 0) {
       Hand(std::move(group));
     }
     node_->Advance(rd);
+    MaybeCompact();
   }
 }
 
@@ -372,6 +381,42 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
     LogInfo("leading: lease expiry tracked here",
             {{"term", std::to_string(node_->raft().term())}, {"leases", std::to_string(state_machine_->leases().size())}});
   }
+}
+
+void NodeLoop::InstallSnapshot(const raftpb::Snapshot& snapshot, rocksdb::WriteBatch* batch) {
+  if (absl::Status st = state_machine_->PrepareInstall(snapshot.data(), snapshot.metadata().index(), batch); !st.ok()) {
+    LogError("received an unreadable snapshot; stopping", {{"error", st.ToString()}});
+    std::abort();
+  }
+  log_store_->ApplySnapshot(snapshot.metadata(), batch);
+  snapshot_installed_ = true;
+}
+
+absl::StatusOr<raftpb::Snapshot> NodeLoop::MakeSnapshot() {
+  // Called by Raft on this thread while it prepares messages: the state machine is flushed and at
+  // rest, so its dump is exactly the state as of its applied index.
+  raftpb::Snapshot snapshot;
+  const uint64_t applied = state_machine_->applied_index();
+  auto term = log_store_->Term(applied);
+  if (!term.ok()) return term.status();
+  snapshot.mutable_metadata()->set_index(applied);
+  snapshot.mutable_metadata()->set_term(*term);
+  *snapshot.mutable_metadata()->mutable_conf_state() = node_->raft().conf_state();
+  if (absl::Status st = state_machine_->Dump(snapshot.mutable_data()); !st.ok()) return st;
+  LogInfo("sending a snapshot to a lagging member",
+          {{"index", std::to_string(applied)}, {"bytes", std::to_string(snapshot.data().size())}});
+  return snapshot;
+}
+
+void NodeLoop::MaybeCompact() {
+  const uint64_t applied = state_machine_->applied_index();
+  if (applied < log_store_->FirstIndex() + options_.snapshot_count + options_.catch_up_entries) return;
+  rocksdb::WriteBatch batch;
+  log_store_->Compact(applied - options_.catch_up_entries, &batch);
+  // Unsynced is enough: the engine's log keeps writes in order, so the state flushed before this
+  // survives whenever this does.
+  WriteOrDie(engine_, &batch, /*sync=*/false);
+  LogInfo("compacted the raft log", {{"up-to", std::to_string(applied - options_.catch_up_entries)}});
 }
 
 void NodeLoop::OnSoftState(const raft::SoftState& soft) {

@@ -59,6 +59,11 @@ class NodeLoop : public Proposer {
     int64_t request_timeout_ms = 7000;
     // Extra time given to every lease's replicated deadline when this member becomes leader.
     int64_t promote_allowance_ms = 2000;
+    // The log is compacted once this many entries were applied since the last compaction, keeping
+    // `catch_up_entries` for slow followers; one further behind gets a snapshot (etcd's
+    // --snapshot-count and its 5,000 catch-up entries).
+    uint64_t snapshot_count = 100000;
+    uint64_t catch_up_entries = 5000;
     // Called (on the loop thread, once) when this member applies its own removal.
     std::function<void()> on_removed;
   };
@@ -136,6 +141,9 @@ class NodeLoop : public Proposer {
   void ProcessReady(int64_t now_ms);
   void ApplyCommitted(const std::vector<raftpb::Entry>& entries, AppliedGroup* group);
   void OnSoftState(const raft::SoftState& soft);
+  void InstallSnapshot(const raftpb::Snapshot& snapshot, rocksdb::WriteBatch* batch);
+  void MaybeCompact();
+  absl::StatusOr<raftpb::Snapshot> MakeSnapshot();
   void MaybePublish(int64_t now_ms);
   void ExpireWaiters(int64_t now_ms, AppliedGroup* group);
   void Hand(AppliedGroup group);
@@ -155,6 +163,7 @@ class NodeLoop : public Proposer {
   std::multimap<uint64_t, StatusWaiter> reads_to_serve_;  // by read index, until applied
   uint64_t next_read_context_ = 0;
   bool promote_pending_ = false;
+  bool snapshot_installed_ = false;  // set by InstallSnapshot, cleared once the state is reloaded
   bool published_ = false;
   int64_t publish_retry_ms_ = 0;
 

@@ -64,6 +64,15 @@ int64_t LeaseCollection::LeaseOfKey(const std::string& key) const {
   return it == item_map_.end() ? 0 : it->second;
 }
 
+void LeaseCollection::Clear() {
+  absl::MutexLock lock(&mu_);
+  lease_map_.clear();
+  item_map_.clear();
+  primary_ = false;
+  expiry_.Clear();
+  renewed_.clear();
+}
+
 void LeaseCollection::Promote(int64_t extend_ms) {
   absl::MutexLock lock(&mu_);
   primary_ = true;

@@ -53,6 +53,9 @@ class LeaseCollection {
   // The lease a key is attached to, or 0.
   int64_t LeaseOfKey(const std::string& key) const;
 
+  // Forgets every lease (before a snapshot's leases are restored). Leaves the member a follower.
+  void Clear();
+
   // --- Primary only. ---
   // Becomes primary: every lease expires at its replicated deadline plus `extend_ms`, the allowance
   // for renewals the previous primary (or this member before a crash) acknowledged but did not

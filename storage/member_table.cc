@@ -14,6 +14,7 @@ std::string MemberKey(uint64_t id) {
 absl::Status MemberTable::Restore(const Engine& engine) {
   const std::string prefix = keys::Meta(kMemberPrefix);
   absl::MutexLock lock(&mu_);
+  members_.clear();
   auto it = engine.NewIterator();
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
     internalpb::MemberRecord record;

@@ -22,7 +22,7 @@ namespace leasehold::storage {
 
 class MemberTable {
  public:
-  // Reads the persisted members back. DataLoss on a malformed record.
+  // Replaces the members with the persisted ones. DataLoss on a malformed record.
   absl::Status Restore(const Engine& engine);
 
   // Applies a committed membership change. Adding a member that is already present keeps its

@@ -6,6 +6,7 @@ namespace leasehold::storage {
 namespace {
 constexpr std::string_view kHardStateKey = "raft_hard_state";
 constexpr std::string_view kConfStateKey = "conf_state";
+constexpr std::string_view kSnapshotKey = "raft_snapshot";
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RaftLogStore>> RaftLogStore::Open(Engine* engine) {
@@ -20,6 +21,15 @@ absl::StatusOr<std::unique_ptr<RaftLogStore>> RaftLogStore::Open(Engine* engine)
   } else if (!absl::IsNotFound(cs.status())) {
     return cs.status();
   }
+  if (auto snap = engine->Get(keys::Meta(kSnapshotKey)); snap.ok()) {
+    raft::pb::SnapshotMetadata metadata;
+    if (!metadata.ParseFromString(*snap)) return absl::DataLossError("malformed raft snapshot record");
+    store->snapshot_index_ = metadata.index();
+    store->snapshot_term_ = metadata.term();
+    store->first_index_ = metadata.index() + 1;
+  } else if (!absl::IsNotFound(snap.status())) {
+    return snap.status();
+  }
   // Index the stored entries: their terms, and that they are contiguous.
   auto it = engine->NewIterator();
   bool first = true;
@@ -30,8 +40,11 @@ absl::StatusOr<std::unique_ptr<RaftLogStore>> RaftLogStore::Open(Engine* engine)
     if (!entry.ParseFromArray(it->value().data(), static_cast<int>(it->value().size())) || entry.index() != index) {
       return absl::DataLossError(absl::StrCat("malformed raft log entry ", index));
     }
+    if (index <= store->snapshot_index_) continue;  // compaction interrupted: already covered
     if (first) {
-      store->first_index_ = index;
+      if (index != store->first_index_) {
+        return absl::DataLossError(absl::StrCat("raft log starts at ", index, ", expected ", store->first_index_));
+      }
       first = false;
     } else if (index != store->LastIndex() + 1) {
       return absl::DataLossError(absl::StrCat("raft log has a gap before entry ", index));
@@ -79,7 +92,8 @@ absl::StatusOr<uint64_t> RaftLogStore::Term(uint64_t index) const {
 }
 
 absl::StatusOr<raft::pb::Snapshot> RaftLogStore::GetSnapshot() const {
-  // The log is never compacted yet, so the only snapshot is the empty one before entry 1.
+  if (snapshot_source_ && snapshot_index_ > 0) return snapshot_source_();
+  // Nothing was compacted: the only snapshot is the empty one before entry 1.
   raft::pb::Snapshot snapshot;
   snapshot.mutable_metadata()->set_index(snapshot_index_);
   snapshot.mutable_metadata()->set_term(snapshot_term_);
@@ -102,6 +116,34 @@ void RaftLogStore::Append(const std::vector<raft::pb::Entry>& entries, rocksdb::
     batch->Put(keys::LogEntry(entry.index()), buffer);
     terms_.push_back(entry.term());
   }
+}
+
+void RaftLogStore::Compact(uint64_t index, rocksdb::WriteBatch* batch) {
+  if (index < first_index_ || index > LastIndex()) return;
+  raft::pb::SnapshotMetadata metadata;
+  metadata.set_index(index);
+  metadata.set_term(terms_[index - first_index_]);
+  batch->Put(keys::Meta(kSnapshotKey), metadata.SerializeAsString());
+  batch->DeleteRange(keys::LogEntry(first_index_), keys::LogEntry(index + 1));
+  terms_.erase(terms_.begin(), terms_.begin() + static_cast<std::ptrdiff_t>(index + 1 - first_index_));
+  snapshot_index_ = index;
+  snapshot_term_ = metadata.term();
+  first_index_ = index + 1;
+}
+
+void RaftLogStore::ApplySnapshot(const raft::pb::SnapshotMetadata& metadata, rocksdb::WriteBatch* batch) {
+  raft::pb::SnapshotMetadata position;
+  position.set_index(metadata.index());
+  position.set_term(metadata.term());
+  batch->Put(keys::Meta(kSnapshotKey), position.SerializeAsString());
+  batch->DeleteRange(keys::LogEntry(0), keys::LogEntry(~0ULL));
+  batch->Delete(keys::LogEntry(~0ULL));
+  terms_.clear();
+  snapshot_index_ = metadata.index();
+  snapshot_term_ = metadata.term();
+  first_index_ = metadata.index() + 1;
+  conf_state_ = metadata.conf_state();
+  PutConfState(metadata.conf_state(), batch);
 }
 
 void RaftLogStore::SetHardState(const raft::pb::HardState& hard_state, rocksdb::WriteBatch* batch) {

@@ -6,6 +6,10 @@
 // stored entry) is updated when the batch is prepared, so the caller must write the batch before it
 // lets the Raft node read the store again (the node loop does: persist, then Advance).
 //
+// Compaction drops a prefix of the log; the position it ends at (index and term) is kept under meta
+// "raft_snapshot". A follower that needs dropped entries gets a snapshot of the current state, made
+// on demand by the snapshot source.
+//
 // The membership (ConfState) is written by the state machine with the applied index, so that it is
 // exactly the membership as of the applied entries; this class only reads it back on start.
 //
@@ -14,6 +18,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -49,12 +54,25 @@ class RaftLogStore : public raft::Storage {
   // Membership record the state machine keeps with its applied index (meta key "conf_state").
   static void PutConfState(const raft::pb::ConfState& conf_state, rocksdb::WriteBatch* batch);
 
+  // Produces a snapshot of the application's current state for GetSnapshot (a follower needs
+  // entries that were compacted away). Set once, before the Raft node reads the store.
+  using SnapshotSource = std::function<absl::StatusOr<raft::pb::Snapshot>()>;
+  void set_snapshot_source(SnapshotSource source) { snapshot_source_ = std::move(source); }
+
+  // Discards entries up to and including `index` (which must be stored and applied). The state
+  // machine stands in for them: a follower that needs them gets a snapshot.
+  void Compact(uint64_t index, rocksdb::WriteBatch* batch);
+  // Replaces the whole log with a received snapshot's position (its state is installed by the
+  // state machine in the same batch).
+  void ApplySnapshot(const raft::pb::SnapshotMetadata& metadata, rocksdb::WriteBatch* batch);
+
  private:
   explicit RaftLogStore(Engine* engine) : engine_(engine) {}
 
   Engine* const engine_;
   raft::pb::HardState hard_state_;
   raft::pb::ConfState conf_state_;
+  SnapshotSource snapshot_source_;
   // Index and term of the entry just before the first stored one (0, 0 until a snapshot).
   uint64_t snapshot_index_ = 0;
   uint64_t snapshot_term_ = 0;

@@ -59,6 +59,16 @@ class StateMachine {
   // leave memory and disk apart, so it aborts the process.
   void FlushApplied();
 
+  // --- Snapshots (called by the apply thread only). ---
+  // Serialises every replicated record, as of the applied index (which must be flushed), into
+  // `out` (an internalpb.StateSnapshot).
+  absl::Status Dump(std::string* out) const;
+  // Adds to `batch` what replaces this member's replicated state with the snapshot's, applied up to
+  // `index`. Write the batch, then call ReloadFromEngine(). InvalidArgument for unreadable data.
+  absl::Status PrepareInstall(const std::string& data, uint64_t index, rocksdb::WriteBatch* batch) const;
+  // Rebuilds the in-memory state (versions index, leases, members, applied index) from the engine.
+  absl::Status ReloadFromEngine();
+
   // A serializable read of the current state (or of a past revision).
   absl::StatusOr<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request) const;
   int64_t revision() const;

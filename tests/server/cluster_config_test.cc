@@ -1,0 +1,51 @@
+// Cluster configuration from etcd's bootstrap flags: ids every founding member agrees on, and
+// clear refusals of inconsistent flags.
+#include "server/cluster_config.h"
+
+#include <gtest/gtest.h>
+
+namespace leasehold::server {
+namespace {
+
+Flags MemberFlags(const std::string& name, const std::string& peer_url) {
+  Flags flags;
+  flags.name = name;
+  flags.initial_advertise_peer_urls = {peer_url};
+  flags.initial_cluster = "a=http://127.0.0.1:2380,b=http://127.0.0.1:22380,c=http://127.0.0.1:32380";
+  flags.initial_cluster_token = "tok";
+  return flags;
+}
+
+TEST(ClusterConfigTest, FoundersAgreeOnIds) {
+  auto a = BuildClusterConfig(MemberFlags("a", "http://127.0.0.1:2380"));
+  auto c = BuildClusterConfig(MemberFlags("c", "http://127.0.0.1:32380"));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(a->cluster_id, c->cluster_id);
+  ASSERT_EQ(a->members.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(a->members[i].id(), c->members[i].id());
+  EXPECT_NE(a->self_id, c->self_id);
+  EXPECT_EQ(a->self_id, MemberIdOf({"http://127.0.0.1:2380"}, "tok"));
+  // Sorted by id, names kept.
+  EXPECT_LT(a->members[0].id(), a->members[1].id());
+  // Another token makes another cluster.
+  Flags other = MemberFlags("a", "http://127.0.0.1:2380");
+  other.initial_cluster_token = "other";
+  EXPECT_NE(BuildClusterConfig(other)->cluster_id, a->cluster_id);
+}
+
+TEST(ClusterConfigTest, Refusals) {
+  Flags missing = MemberFlags("d", "http://127.0.0.1:42380");
+  EXPECT_EQ(BuildClusterConfig(missing).status().code(), absl::StatusCode::kInvalidArgument);
+  Flags wrong_url = MemberFlags("a", "http://127.0.0.1:9999");
+  EXPECT_EQ(BuildClusterConfig(wrong_url).status().code(), absl::StatusCode::kInvalidArgument);
+  Flags malformed = MemberFlags("a", "http://127.0.0.1:2380");
+  malformed.initial_cluster = "a=http://127.0.0.1:2380,b";
+  EXPECT_EQ(BuildClusterConfig(malformed).status().code(), absl::StatusCode::kInvalidArgument);
+  Flags bad_url = MemberFlags("a", "http://127.0.0.1:2380");
+  bad_url.initial_cluster = "a=http://127.0.0.1:2380,b=ftp://x";
+  EXPECT_EQ(BuildClusterConfig(bad_url).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace leasehold::server

@@ -17,23 +17,26 @@ void KeepAliveReactor::OnReadDone(bool ok) {
     MaybeFinishLocked();
     return;
   }
+  auto on_answer = [this](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response) {
+    OnAnswer(std::move(response));
+  };
   if (member_->IsLeader()) {
-    auto response = member_->RenewLease(request_);
-    // A leader unsure of its leadership does not answer (see the header).
-    if (response.ok()) QueueLocked(std::move(*response));
+    // Answered at once, or once the renewal is replicated; a leader unsure of its leadership does
+    // not answer (see the header).
+    ++awaiting_;
+    mu_.Unlock();  // the answer may come inline and takes mu_ itself
+    member_->RenewLease(request_, on_answer);
+    mu_.Lock();
   } else if (member_->proposer().leader_id() != 0) {
-    ++forwarding_;
-    member_->forwarder().Renew(member_->proposer().leader_id(), request_,
-                               [this](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response) {
-                                 OnForwarded(std::move(response));
-                               });
+    ++awaiting_;
+    member_->forwarder().Renew(member_->proposer().leader_id(), request_, on_answer);
   }
   ReadNextLocked();
 }
 
-void KeepAliveReactor::OnForwarded(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response) {
+void KeepAliveReactor::OnAnswer(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response) {
   absl::MutexLock lock(&mu_);
-  --forwarding_;
+  --awaiting_;
   if (response.ok() && !broken_) {
     member_->FillHeader(response->mutable_header());
     QueueLocked(std::move(*response));
@@ -49,7 +52,7 @@ void KeepAliveReactor::QueueLocked(etcdserverpb::LeaseKeepAliveResponse response
 
 void KeepAliveReactor::ReadNextLocked() {
   if (reads_done_ || broken_) return;
-  if (pending_.size() + forwarding_ < kMaxQueuedResponses) {
+  if (pending_.size() + awaiting_ < kMaxQueuedResponses) {
     read_paused_ = false;
     StartRead(&request_);
   } else {
@@ -81,7 +84,7 @@ void KeepAliveReactor::WriteNextLocked() {
 }
 
 void KeepAliveReactor::MaybeFinishLocked() {
-  if (finished_ || writing_ || forwarding_ > 0) return;
+  if (finished_ || writing_ || awaiting_ > 0) return;
   if (broken_) {
     finished_ = true;
     Finish(grpc::Status(grpc::StatusCode::CANCELLED, "keep-alive stream broken"));

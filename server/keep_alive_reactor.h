@@ -1,5 +1,5 @@
-// One LeaseKeepAlive stream. The leader renews in memory and answers at once; a follower forwards
-// each request to the leader and relays the answer. Each response carries the request's id, the
+// One LeaseKeepAlive stream. The leader renews (answering once the new deadline is one the next
+// leader would honour); a follower forwards each request to the leader and relays the answer. Each response carries the request's id, the
 // granted TTL (0 for an unknown or expired lease; the stream stays open, as etcd's does) and a
 // header. A request that finds no leader sure of its leadership is left unanswered: the client
 // renews again within a third of its TTL, and a lease is never renewed by a member that might no
@@ -30,7 +30,7 @@ class KeepAliveReactor final
 
  private:
   static constexpr size_t kMaxQueuedResponses = 64;
-  void OnForwarded(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response);
+  void OnAnswer(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response);
   void QueueLocked(etcdserverpb::LeaseKeepAliveResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReadNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -40,7 +40,7 @@ class KeepAliveReactor final
   etcdserverpb::LeaseKeepAliveRequest request_;
   absl::Mutex mu_;
   std::deque<etcdserverpb::LeaseKeepAliveResponse> pending_ ABSL_GUARDED_BY(mu_);
-  size_t forwarding_ ABSL_GUARDED_BY(mu_) = 0;  // forwarded requests awaiting the leader's answer
+  size_t awaiting_ ABSL_GUARDED_BY(mu_) = 0;  // requests whose answer is not back yet
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool read_paused_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;

@@ -77,12 +77,14 @@ int Serve(const Flags& flags) {
   node_options.request_timeout_ms = request_timeout_ms;
   node_options.snapshot_count = static_cast<uint64_t>(flags.snapshot_count);
   node_options.catch_up_entries = std::min<uint64_t>(5000, node_options.snapshot_count);
-  // Allowance for renewals the previous leader acknowledged but did not checkpoint.
   node_options.on_removed = [] {
     LogWarn("this member was removed from the cluster; shutting down");
     kill(getpid(), SIGTERM);
   };
-  node_options.promote_allowance_ms = flags.election_timeout_ms + 2 * flags.lease_checkpoint_interval_ms;
+  // A new leader honours every replicated deadline plus this allowance; renewals beyond it are
+  // checkpointed before they are acknowledged (Member::RenewLease), so none is revoked early.
+  const int64_t lease_allowance_ms = flags.election_timeout_ms / 2;
+  node_options.promote_allowance_ms = lease_allowance_ms;
   NodeLoop node(engine->get(), state_machine->get(), log_store->get(), &transport, node_options,
                 [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision) {
                   watch_hub.Publish(events, revision);
@@ -97,6 +99,8 @@ int Serve(const Flags& flags) {
   config.peer_urls = flags.initial_advertise_peer_urls;
   config.max_request_bytes = flags.max_request_bytes;
   config.max_txn_ops = flags.max_txn_ops;
+  config.lease_allowance_ms = lease_allowance_ms;
+  config.lease_lookahead_ms = flags.election_timeout_ms - lease_allowance_ms;
   Member member(config, engine->get(), state_machine->get(), &node, &forwarder);
 
   // The peer port first, so the node can hear its peers as soon as it starts.

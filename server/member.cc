@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "server/lease_checkpointer.h"
 #include "storage/etcd_errors.h"
 
 namespace leasehold::server {
@@ -12,11 +13,14 @@ Member::Member(MemberConfig config, storage::Engine* engine, storage::StateMachi
       engine_(engine),
       state_machine_(state_machine),
       proposer_(proposer),
-      forwarder_(forwarder) {
+      forwarder_(forwarder),
+      checkpointer_(std::make_unique<LeaseCheckpointer>(this)) {
   const uint64_t prefix = (config_.member_id & 0xffff) << 48;
   const uint64_t suffix = (static_cast<uint64_t>(NowUnixMs()) & ((1ULL << 40) - 1)) << 8;
   next_id_ = prefix | suffix;
 }
+
+Member::~Member() = default;
 
 int64_t Member::NowUnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -52,15 +56,34 @@ namespace {
 absl::Status NotLeader() { return absl::FailedPreconditionError("leasehold: not the leader"); }
 }  // namespace
 
-absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> Member::RenewLease(
-    const etcdserverpb::LeaseKeepAliveRequest& request) {
-  if (!IsLeader() || !proposer_->lease_valid() || !state_machine_->leases().is_primary()) return NotLeader();
+void Member::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, RenewDone done) {
+  if (!IsLeader() || !proposer_->lease_valid() || !state_machine_->leases().is_primary()) {
+    done(NotLeader());
+    return;
+  }
   etcdserverpb::LeaseKeepAliveResponse response;
   response.set_id(request.id());
   // The header is filled before renewing, so its revision never runs ahead of the renewal.
   FillHeader(response.mutable_header());
-  response.set_ttl(state_machine_->leases().Renew(request.id(), NowUnixMs()));
-  return response;
+  const int64_t now = NowUnixMs();
+  const int64_t ttl = state_machine_->leases().Renew(request.id(), now);
+  response.set_ttl(ttl);
+  const auto record = state_machine_->leases().Record(request.id());
+  const int64_t promised = now + ttl * 1000;
+  if (ttl == 0 || !record || promised <= record->second + config_.lease_allowance_ms) {
+    done(std::move(response));
+    return;
+  }
+  checkpointer_->Request(request.id(), promised + config_.lease_lookahead_ms,
+                         [response = std::move(response), done = std::move(done)](absl::Status status) mutable {
+                           if (absl::IsNotFound(status)) {
+                             response.set_ttl(0);  // revoked meanwhile: the lease is gone
+                           } else if (!status.ok()) {
+                             done(status);  // not replicated: no promise can be made
+                             return;
+                           }
+                           done(std::move(response));
+                         });
 }
 
 absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> Member::LeaseTimeToLive(

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,8 @@
 
 namespace leasehold::server {
 
+class LeaseCheckpointer;
+
 struct MemberConfig {
   std::string name = "default";
   uint64_t cluster_id = 0;
@@ -25,6 +29,13 @@ struct MemberConfig {
   std::vector<std::string> peer_urls;
   int64_t max_request_bytes = 1536 * 1024;
   int max_txn_ops = 128;
+  // A new leader adds this to every replicated lease deadline (NodeLoop's promote allowance): a
+  // renewal whose deadline this covers is acknowledged at once; a later one is first checkpointed.
+  int64_t lease_allowance_ms = 500;
+  // A checkpointed renewal records this much beyond the promised deadline, so a lease renewed often
+  // is checkpointed at most about once per (allowance + lookahead). allowance + lookahead is what an
+  // abandoned lease may outlive its TTL by: keep it within an election timeout.
+  int64_t lease_lookahead_ms = 500;
   // The etcd API version we answer as (etcd clients gate features on it).
   std::string version = "3.4.23";
 };
@@ -34,6 +45,7 @@ class Member {
   // None of the pointers is owned.
   Member(MemberConfig config, storage::Engine* engine, storage::StateMachine* state_machine,
          Proposer* proposer, LeaseForwarder* forwarder);
+  ~Member();
 
   const MemberConfig& config() const { return config_; }
   storage::StateMachine& state_machine() { return *state_machine_; }
@@ -45,7 +57,11 @@ class Member {
   bool IsLeader() const { return proposer_->leader_id() == config_.member_id; }
   // The leader's answers to the leader-only lease calls. FailedPrecondition ("not the leader") unless
   // this member leads, surely (Proposer::lease_valid) and with the expiry queue in place.
-  absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request);
+  // A renewal is answered once its deadline is covered by the replicated one (see
+  // LeaseCheckpointer), so `done` may run later, on another thread; it never runs with a TTL the
+  // next leader would not honour. A lease revoked meanwhile is answered with TTL 0.
+  using RenewDone = std::function<void(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse>)>;
+  void RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, RenewDone done);
   absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> LeaseTimeToLive(
       const etcdserverpb::LeaseTimeToLiveRequest& request);
 
@@ -68,6 +84,7 @@ class Member {
   storage::StateMachine* state_machine_;
   Proposer* proposer_;
   LeaseForwarder* forwarder_;
+  std::unique_ptr<LeaseCheckpointer> checkpointer_;
   std::atomic<uint64_t> next_id_;
 };
 

@@ -43,9 +43,12 @@ grpc::ServerReadReactor<peerpb::MessageBatch>* PeerService::Deliver(grpc::Callba
 grpc::ServerUnaryReactor* PeerService::LeaseRenew(grpc::CallbackServerContext* context,
                                                   const etcdserverpb::LeaseKeepAliveRequest* request,
                                                   etcdserverpb::LeaseKeepAliveResponse* response) {
-  auto answer = member_->RenewLease(*request);
-  if (answer.ok()) *response = std::move(*answer);
-  return FinishNow(context, answer.status());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  member_->RenewLease(*request, [reactor, response](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
+    if (answer.ok()) *response = std::move(*answer);
+    reactor->Finish(ToGrpcStatus(answer.status()));
+  });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* PeerService::LeaseTimeToLive(grpc::CallbackServerContext* context,

@@ -48,7 +48,7 @@ void LeaseCollection::Detach(int64_t id, const std::string& key) {
 void LeaseCollection::Checkpoint(int64_t id, int64_t deadline_ms) {
   absl::MutexLock lock(&mu_);
   auto it = lease_map_.find(id);
-  if (it != lease_map_.end()) it->second.deadline_ms = deadline_ms;
+  if (it != lease_map_.end()) it->second.deadline_ms = std::max(it->second.deadline_ms, deadline_ms);
 }
 
 std::optional<std::pair<int64_t, int64_t>> LeaseCollection::Record(int64_t id) const {

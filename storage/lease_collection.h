@@ -46,7 +46,8 @@ class LeaseCollection {
   // Attach/Detach keep item_map and the lease's key set in step. Unknown ids are ignored.
   void Attach(int64_t id, const std::string& key);
   void Detach(int64_t id, const std::string& key);
-  // Records a new replicated deadline; unknown ids are ignored.
+  // Raises the replicated deadline to `deadline_ms` (never lowers it: a deadline some leader
+  // promised stays promised); unknown ids are ignored.
   void Checkpoint(int64_t id, int64_t deadline_ms);
   // The replicated (ttl, deadline) of a lease, for persisting it.
   std::optional<std::pair<int64_t, int64_t>> Record(int64_t id) const;

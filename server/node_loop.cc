@@ -228,7 +228,13 @@ void NodeLoop::Run() {
       next_sweep = now + 100;
     }
     lease_valid_.store(node_->LeaseValid(), std::memory_order_relaxed);
+    lease_checked_ms_.store(SteadyMs(), std::memory_order_relaxed);
   }
+}
+
+bool NodeLoop::lease_valid() const {
+  return lease_valid_.load(std::memory_order_relaxed) &&
+         SteadyMs() - lease_checked_ms_.load(std::memory_order_relaxed) <= 2 * options_.tick_ms;
 }
 
 void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {

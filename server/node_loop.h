@@ -100,7 +100,7 @@ class NodeLoop : public Proposer {
   bool is_leader() const { return leader_id() == options_.id; }
   // True while this member is leader and has heard from a quorum within the election timeout
   // (always true for a single voter): it may answer for leases without risking a second leader.
-  bool lease_valid() const override { return lease_valid_.load(std::memory_order_relaxed); }
+  bool lease_valid() const override;
 
  private:
   struct Waiter {
@@ -171,6 +171,9 @@ class NodeLoop : public Proposer {
   std::atomic<uint64_t> term_{0};
   std::atomic<uint64_t> committed_{0};
   std::atomic<bool> lease_valid_{false};
+  // When the loop last computed lease_valid_ (steady clock, ms): a loop stalled for longer than two
+  // ticks cannot vouch for its leadership, whatever it computed last.
+  std::atomic<int64_t> lease_checked_ms_{0};
 
   absl::Mutex mu_;
   Inbox inbox_ ABSL_GUARDED_BY(mu_);

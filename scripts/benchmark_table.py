@@ -31,10 +31,14 @@ def main():
     out.append("```\n" + command.strip() + "\n```\n")
     out.append(f"- when: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu_count()} cores, "
                f"Linux {platform.release()}; {etcd_version} (Debian's etcd-server)")
-    out.append(f"- both single node, fsync on, data on the same disk; load from `leasehold-bench` (etcd's v3 gRPC API) on "
+    nodes = int(os.environ.get("NODES", "1"))
+    shape = ("both single node" if nodes == 1 else
+             f"both {nodes}-member clusters on loopback (every member on this machine), load sent to the leader")
+    out.append(f"- {shape}, fsync on, data on the same disk; load from `leasehold-bench` (etcd's v3 gRPC API) on "
                f"the same 2 cores; each case {repeats} times per server, {duration} s each, alternating which server goes "
                f"first; medians shown. Ratio = Leasehold / etcd (throughput: higher is better).")
-    out.append("- server CPU is the server process's user+system time per operation, the steadier figure on a shared machine.\n")
+    out.append("- server CPU is the server processes' user+system time per operation (all members), the steadier figure "
+               "on a shared machine.\n")
     out.append("| workload | etcd ops/s | Leasehold ops/s | ratio | etcd p99 ms | Leasehold p99 ms | etcd CPU µs/op | Leasehold CPU µs/op |")
     out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
     extras = []
@@ -69,7 +73,8 @@ def main():
         out.append("\n| other | etcd | Leasehold | ratio |")
         out.append("|---|---|---|---:|")
         out.extend(extras)
-    out.append("\n3-node figures come with the replicated cluster (Leasehold is single-node only so far).")
+    other = "docs/benchmarks-3-nodes.md (`--nodes 3`)" if nodes == 1 else "docs/benchmarks.md"
+    out.append(f"\nThe other shape is in {other}.")
     out.append("\nRaw results (one JSON object per measurement) are in `build/compare/results.jsonl` after a run.")
     print("\n".join(out))
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of Leasehold and Debian's etcd 3.4 on this machine, in one run: both single
-# node, fsync on, data on the same disk, own ports and data dirs. Every workload runs against each
-# server in turn (alternating which goes first) REPEATS times; the table reports medians and ratios,
-# and is written to docs/benchmarks.md together with the exact command.
+# node (or both 3-member clusters on loopback with --nodes 3, load sent to the leader), fsync on,
+# data on the same disk, own ports and data dirs. Every workload runs against each server in turn
+# (alternating which goes first) REPEATS times; the table reports medians and ratios, and is
+# written to docs/benchmarks.md (docs/benchmarks-3-nodes.md for --nodes 3) with the exact command.
+# The expiry storm and the RSS figures are measured single node only.
 #
-# usage: scripts/compare-etcd.sh [--duration S] [--repeats N] [--rss-leases "100000 1000000"]
-#                                [--storm-leases N] [--out docs/benchmarks.md]
+# usage: scripts/compare-etcd.sh [--nodes 1|3] [--duration S] [--repeats N]
+#                                [--rss-leases "100000 1000000"] [--storm-leases N] [--out FILE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -13,10 +15,12 @@ DURATION=10
 REPEATS=3
 RSS_LEASES="100000 1000000"
 STORM_LEASES=100000
-OUT=docs/benchmarks.md
+NODES=1
+OUT=""
 COMMAND="scripts/compare-etcd.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
+    --nodes) NODES=$2; shift 2 ;;
     --duration) DURATION=$2; shift 2 ;;
     --repeats) REPEATS=$2; shift 2 ;;
     --rss-leases) RSS_LEASES=$2; shift 2 ;;
@@ -25,6 +29,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument $1"; exit 2 ;;
   esac
 done
+[ "$NODES" = 1 ] || [ "$NODES" = 3 ] || { echo "--nodes must be 1 or 3"; exit 2; }
+if [ -z "$OUT" ]; then OUT=$([ "$NODES" = 1 ] && echo docs/benchmarks.md || echo docs/benchmarks-3-nodes.md); fi
 
 scripts/install-deps.sh
 scripts/build.sh --target leasehold leasehold-bench
@@ -35,42 +41,65 @@ RESULTS="$WORK/results.jsonl"
 : > "$RESULTS"
 ETCD_PORT=22479
 LH_PORT=22579
-PID=""
+PIDS=()
+PID=""  # the member that takes the load (the leader)
+
+# Member i (1..NODES) of server $1: client port, peer port.
+client_port() { echo $(( $([ "$1" = etcd ] && echo "$ETCD_PORT" || echo "$LH_PORT") + 10 * ($2 - 1) )); }
+peer_port() { echo $(( $(client_port "$1" "$2") + 1 )); }
 
 start_server() { # etcd|leasehold
-  local dir="$WORK/data-$1"
-  rm -rf "$dir"
-  if [ "$1" = etcd ]; then
-    etcd --name bench --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
-      --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
-      --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
-      --initial-cluster "bench=http://127.0.0.1:$((ETCD_PORT + 1))" --log-level error >"$WORK/etcd.log" 2>&1 &
-    PID=$!; ENDPOINT="127.0.0.1:$ETCD_PORT"
-  else
-    "$ROOT/build/server/leasehold" --name bench --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$LH_PORT" \
-      --listen-peer-urls "http://127.0.0.1:$((LH_PORT + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((LH_PORT + 1))" \
-      --log-level warn >"$WORK/leasehold.log" 2>&1 &
-    PID=$!; ENDPOINT="127.0.0.1:$LH_PORT"
-  fi
-  for _ in $(seq 1 100); do
-    ETCDCTL_API=3 etcdctl --endpoints="$ENDPOINT" endpoint status >/dev/null 2>&1 && return 0
+  local initial="" i
+  for i in $(seq 1 "$NODES"); do initial+="${initial:+,}m$i=http://127.0.0.1:$(peer_port "$1" "$i")"; done
+  PIDS=()
+  for i in $(seq 1 "$NODES"); do
+    local dir="$WORK/data-$1-$i" cp pp
+    cp=$(client_port "$1" "$i"); pp=$(peer_port "$1" "$i")
+    rm -rf "$dir"
+    if [ "$1" = etcd ]; then
+      etcd --name "m$i" --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$cp" \
+        --advertise-client-urls "http://127.0.0.1:$cp" --listen-peer-urls "http://127.0.0.1:$pp" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$pp" --initial-cluster "$initial" \
+        --log-level error >>"$WORK/etcd-$i.log" 2>&1 &
+    else
+      "$ROOT/build/server/leasehold" --name "m$i" --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$cp" \
+        --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
+        --initial-cluster "$initial" --log-level warn >>"$WORK/leasehold-$i.log" 2>&1 &
+    fi
+    PIDS+=($!)
+  done
+  # Wait for a leader and send the load to it.
+  for _ in $(seq 1 200); do
+    for i in $(seq 1 "$NODES"); do
+      ENDPOINT="127.0.0.1:$(client_port "$1" "$i")"
+      if ETCDCTL_API=3 etcdctl --endpoints="$ENDPOINT" endpoint status 2>/dev/null | grep -q ", true, "; then
+        PID=${PIDS[$((i - 1))]}
+        return 0
+      fi
+    done
     sleep 0.1
   done
   echo "$1 did not start"; exit 1
 }
-stop_server() { [ -n "$PID" ] || return 0; kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; PID=""; }
+stop_server() {
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  PIDS=(); PID=""
+}
 trap stop_server EXIT
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU of every member of the server under test, in clock ticks.
+cpu_ticks() { local p t=0; for p in "${PIDS[@]}"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
 
 # run_case SERVER NAME BENCH-ARGS...: one measurement on a fresh server, appended to $RESULTS
 run_case() {
   local server=$1 name=$2; shift 2
   start_server "$server"
   local before after json
-  before=$(cpu_ticks "$PID")
+  before=$(cpu_ticks)
   json=$("$BENCH" "$@" --endpoints="$ENDPOINT" --json)
-  after=$(cpu_ticks "$PID")
+  after=$(cpu_ticks)
   stop_server
   python3 - "$server" "$name" "$json" "$((after - before))" >>"$RESULTS" <<'PY'
 import json, sys
@@ -107,6 +136,7 @@ for r in $(seq 1 "$REPEATS"); do
   done
 done
 
+if [ "$NODES" = 1 ]; then
 echo "expiry storm ($STORM_LEASES leases)"
 for s in etcd leasehold; do
   run_case "$s" "expiry storm" expiry-storm --storm-leases "$STORM_LEASES" --storm-ttl 5 --clients 64 --conns 8
@@ -125,5 +155,7 @@ for n in $RSS_LEASES; do
   done
 done
 
-python3 scripts/benchmark_table.py "$RESULTS" "$COMMAND" "$REPEATS" "$DURATION" > "$OUT"
+fi
+
+NODES=$NODES python3 scripts/benchmark_table.py "$RESULTS" "$COMMAND" "$REPEATS" "$DURATION" > "$OUT"
 cat "$OUT"

@@ -36,6 +36,16 @@ int64_t MinLeaseTtlSeconds(const Flags& flags) {
   return (ms + 999) / 1000;
 }
 
+// Adds a listening port for each of `urls` (http://host:port).
+absl::Status AddListeners(grpc::ServerBuilder& builder, const std::vector<std::string>& urls) {
+  for (const auto& url : urls) {
+    auto host_port = HostPortOfUrl(url);
+    if (!host_port.ok()) return host_port.status();
+    builder.AddListeningPort(*host_port, grpc::InsecureServerCredentials());
+  }
+  return absl::OkStatus();
+}
+
 int Fail(const std::string& what, const absl::Status& status) {
   LogError(what, {{"error", status.ToString()}});
   return 1;
@@ -106,10 +116,8 @@ int Serve(const Flags& flags) {
   // The peer port first, so the node can hear its peers as soon as it starts.
   PeerService peer_service(&member, &node);
   grpc::ServerBuilder peer_builder;
-  for (const auto& url : flags.listen_peer_urls) {
-    auto host_port = HostPortOfUrl(url);
-    if (!host_port.ok()) return Fail("bad --listen-peer-urls", host_port.status());
-    peer_builder.AddListeningPort(*host_port, grpc::InsecureServerCredentials());
+  if (absl::Status st = AddListeners(peer_builder, flags.listen_peer_urls); !st.ok()) {
+    return Fail("bad --listen-peer-urls", st);
   }
   peer_builder.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
   peer_builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
@@ -135,10 +143,8 @@ int Serve(const Flags& flags) {
   WatchService watch(&member, &watch_hub);
 
   grpc::ServerBuilder builder;
-  for (const auto& url : flags.listen_client_urls) {
-    auto host_port = HostPortOfUrl(url);
-    if (!host_port.ok()) return Fail("bad --listen-client-urls", host_port.status());
-    builder.AddListeningPort(*host_port, grpc::InsecureServerCredentials());
+  if (absl::Status st = AddListeners(builder, flags.listen_client_urls); !st.ok()) {
+    return Fail("bad --listen-client-urls", st);
   }
   // etcd accepts requests up to --max-request-bytes plus gRPC's framing overhead.
   builder.SetMaxReceiveMessageSize(static_cast<int>(flags.max_request_bytes + 512 * 1024));

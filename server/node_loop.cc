@@ -464,42 +464,42 @@ void NodeLoop::MaybePublish(int64_t now_ms) {
   }
 }
 
+namespace {
+// Removes the entries of `waiters` (a map or multimap of Waiter/StatusWaiter) whose deadline has
+// passed, handing each to `expire`.
+template <typename Map, typename Expire>
+void RemoveExpired(Map& waiters, int64_t now_ms, Expire expire) {
+  for (auto it = waiters.begin(); it != waiters.end();) {
+    if (it->second.deadline_ms <= now_ms) {
+      expire(it->second);
+      it = waiters.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+}  // namespace
+
 void NodeLoop::ExpireWaiters(int64_t now_ms, AppliedGroup* group) {
-  for (auto it = waiters_.begin(); it != waiters_.end();) {
-    if (it->second.deadline_ms <= now_ms) {
-      group->completions.emplace_back(std::move(it->second.done), storage::ApplyResult::Error(errors::RequestTimeout()));
-      it = waiters_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (auto it = conf_waiters_.begin(); it != conf_waiters_.end();) {
-    if (it->second.deadline_ms <= now_ms) {
-      group->status_completions.emplace_back(std::move(it->second.done), errors::RequestTimeout());
-      it = conf_waiters_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  RemoveExpired(waiters_, now_ms, [group](Waiter& w) {
+    group->completions.emplace_back(std::move(w.done), storage::ApplyResult::Error(errors::RequestTimeout()));
+  });
+  auto time_out = [group](StatusWaiter& w) {
+    group->status_completions.emplace_back(std::move(w.done), errors::RequestTimeout());
+  };
+  RemoveExpired(conf_waiters_, now_ms, time_out);
+  RemoveExpired(reads_to_serve_, now_ms, time_out);
   for (auto it = read_waiters_.begin(); it != read_waiters_.end();) {
     auto& list = it->second;
     for (auto w = list.begin(); w != list.end();) {
       if (w->deadline_ms <= now_ms) {
-        group->status_completions.emplace_back(std::move(w->done), errors::RequestTimeout());
+        time_out(*w);
         w = list.erase(w);
       } else {
         ++w;
       }
     }
     it = list.empty() ? read_waiters_.erase(it) : std::next(it);
-  }
-  for (auto it = reads_to_serve_.begin(); it != reads_to_serve_.end();) {
-    if (it->second.deadline_ms <= now_ms) {
-      group->status_completions.emplace_back(std::move(it->second.done), errors::RequestTimeout());
-      it = reads_to_serve_.erase(it);
-    } else {
-      ++it;
-    }
   }
 }
 

@@ -72,8 +72,11 @@ int Serve(const Flags& flags) {
   if (!log_store.ok()) return Fail("cannot read the raft log", log_store.status());
 
   WatchHub watch_hub(state_machine->get());
+  NodeLoop* node_for_reports = nullptr;  // set below, before any message can be sent
   PeerTransport transport(identity->member_id(), identity->cluster_id(), &(*state_machine)->members(),
-                          cluster->peer_urls);
+                          cluster->peer_urls, [&node_for_reports](uint64_t to, bool delivered) {
+                            node_for_reports->ReportSnapshot(to, delivered);
+                          });
   const int64_t request_timeout_ms = 5000 + 2 * flags.election_timeout_ms;  // etcd's
 
   NodeLoop::Options node_options;
@@ -99,6 +102,7 @@ int Serve(const Flags& flags) {
                 [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision) {
                   watch_hub.Publish(events, revision);
                 });
+  node_for_reports = &node;
   LeaseForwarder forwarder([&transport](uint64_t id) { return transport.ChannelTo(id); }, request_timeout_ms);
 
   MemberConfig config;

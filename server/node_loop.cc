@@ -194,6 +194,11 @@ void NodeLoop::Receive(std::vector<raftpb::Message> messages) {
   }
 }
 
+void NodeLoop::ReportSnapshot(uint64_t to, bool delivered) {
+  absl::MutexLock lock(&mu_);
+  if (!stopping_) inbox_.snapshot_reports.emplace_back(to, delivered);
+}
+
 void NodeLoop::Run() {
   int64_t next_tick = SteadyMs() + options_.tick_ms;
   int64_t next_sweep = SteadyMs() + 100;
@@ -242,6 +247,7 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     // Errors here are messages the node refuses (stale, malformed): nothing to answer.
     node_->Step(m).IgnoreError();
   }
+  for (const auto& [to, delivered] : inbox.snapshot_reports) node_->ReportSnapshot(to, delivered);
   const int64_t deadline = now_ms + options_.request_timeout_ms;
   AppliedGroup failed;
   if (!inbox.proposals.empty()) {

@@ -94,6 +94,8 @@ class NodeLoop : public Proposer {
   void ReadBarrier(StatusDone done) override;
   // Hands messages received from peers to the node.
   void Receive(std::vector<raftpb::Message> messages);
+  // Tells the node whether a snapshot it sent to member `to` arrived (so a lost one is sent again).
+  void ReportSnapshot(uint64_t to, bool delivered);
 
   uint64_t id() const { return options_.id; }
   uint64_t leader_id() const override { return leader_.load(std::memory_order_relaxed); }
@@ -124,7 +126,10 @@ class NodeLoop : public Proposer {
     std::vector<PendingProposal> proposals;
     std::vector<PendingConfChange> conf_changes;
     std::vector<StatusDone> reads;
-    bool empty() const { return messages.empty() && proposals.empty() && conf_changes.empty() && reads.empty(); }
+    std::vector<std::pair<uint64_t, bool>> snapshot_reports;
+    bool empty() const {
+      return messages.empty() && proposals.empty() && conf_changes.empty() && reads.empty() && snapshot_reports.empty();
+    }
   };
   // One Ready's applied entries and what to answer, handed to the responder in log order.
   struct AppliedGroup {

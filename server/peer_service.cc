@@ -33,7 +33,51 @@ class DeliverReactor final : public grpc::ServerReadReactor<peerpb::MessageBatch
   peerpb::MessageBatch batch_;
 };
 
+// Reassembles one snapshot message from its chunks and hands it to the node loop whole.
+class SnapshotReactor final : public grpc::ServerReadReactor<peerpb::SnapshotChunk> {
+ public:
+  SnapshotReactor(uint64_t cluster_id, NodeLoop* node) : cluster_id_(cluster_id), node_(node) { StartRead(&chunk_); }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      if (!has_message_) {
+        Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "leasehold: snapshot without its message"));
+        return;
+      }
+      *message_.mutable_snapshot()->mutable_data() = std::move(data_);
+      node_->Receive({std::move(message_)});
+      Finish(grpc::Status::OK);
+      return;
+    }
+    if (chunk_.has_message()) {
+      if (has_message_ || chunk_.cluster_id() != cluster_id_ || chunk_.message().type() != raftpb::MSG_SNAPSHOT) {
+        Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "leasehold: unexpected snapshot chunk"));
+        return;
+      }
+      message_ = std::move(*chunk_.mutable_message());
+      has_message_ = true;
+    }
+    data_.append(chunk_.data());
+    chunk_.Clear();
+    StartRead(&chunk_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  const uint64_t cluster_id_;
+  NodeLoop* const node_;
+  peerpb::SnapshotChunk chunk_;
+  raftpb::Message message_;
+  bool has_message_ = false;
+  std::string data_;
+};
+
 }  // namespace
+
+grpc::ServerReadReactor<peerpb::SnapshotChunk>* PeerService::SendSnapshot(grpc::CallbackServerContext* context,
+                                                                          peerpb::DeliverAck* ack) {
+  return new SnapshotReactor(member_->config().cluster_id, node_);
+}
 
 grpc::ServerReadReactor<peerpb::MessageBatch>* PeerService::Deliver(grpc::CallbackServerContext* context,
                                                                     peerpb::DeliverAck* ack) {

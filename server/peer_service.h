@@ -15,6 +15,8 @@ class PeerService final : public peerpb::RaftPeer::CallbackService {
 
   grpc::ServerReadReactor<peerpb::MessageBatch>* Deliver(grpc::CallbackServerContext* context,
                                                          peerpb::DeliverAck* ack) override;
+  grpc::ServerReadReactor<peerpb::SnapshotChunk>* SendSnapshot(grpc::CallbackServerContext* context,
+                                                               peerpb::DeliverAck* ack) override;
   grpc::ServerUnaryReactor* LeaseRenew(grpc::CallbackServerContext* context,
                                        const etcdserverpb::LeaseKeepAliveRequest* request,
                                        etcdserverpb::LeaseKeepAliveResponse* response) override;

@@ -12,6 +12,8 @@ namespace {
 constexpr size_t kMaxQueuedMessages = 8192;
 // Batches larger than this are split, to stay well under gRPC's message size limit.
 constexpr size_t kMaxBatchBytes = 8 << 20;
+// A snapshot's data travels in pieces of this size.
+constexpr size_t kSnapshotChunkBytes = 4 << 20;
 }  // namespace
 
 // One peer: a queue, a sender thread, and the stream it writes to (re-opened after a failure).
@@ -72,12 +74,27 @@ class PeerTransport::Peer {
         if (writer == nullptr) {
           std::shared_ptr<grpc::Channel> channel = ChannelLocked();
           if (channel == nullptr) {
+            for (const auto& m : batch) {
+              if (m.type() == raftpb::MSG_SNAPSHOT && transport_->report_snapshot_) transport_->report_snapshot_(id_, false);
+            }
             batch.clear();
             continue;
           }
           stub = peerpb::RaftPeer::NewStub(channel);
           context_ = std::make_unique<grpc::ClientContext>();
           writer = stub->Deliver(context_.get(), &ack);
+        }
+      }
+      // Snapshots leave the batch for a call of their own; Raft does not need them in order.
+      std::vector<raftpb::Message> snapshots;
+      for (auto& m : batch) {
+        if (m.type() == raftpb::MSG_SNAPSHOT) snapshots.push_back(std::move(m));
+      }
+      if (!snapshots.empty()) {
+        std::erase_if(batch, [](const raftpb::Message& m) { return m.type() == raftpb::MSG_SNAPSHOT; });
+        for (auto& m : snapshots) {
+          const bool delivered = SendSnapshot(stub.get(), std::move(m));
+          if (transport_->report_snapshot_) transport_->report_snapshot_(id_, delivered);
         }
       }
       bool ok = true;
@@ -109,6 +126,31 @@ class PeerTransport::Peer {
     }
   }
 
+  // Streams one snapshot message in chunks; true once the peer acknowledged the whole of it.
+  bool SendSnapshot(peerpb::RaftPeer::Stub* stub, raftpb::Message message) {
+    std::string data = std::move(*message.mutable_snapshot()->mutable_data());
+    message.mutable_snapshot()->clear_data();
+    grpc::ClientContext context;
+    peerpb::DeliverAck ack;
+    auto writer = stub->SendSnapshot(&context, &ack);
+    peerpb::SnapshotChunk first;
+    first.set_cluster_id(transport_->cluster_id_);
+    *first.mutable_message() = std::move(message);
+    bool ok = writer->Write(first);
+    for (size_t offset = 0; ok && offset < data.size(); offset += kSnapshotChunkBytes) {
+      peerpb::SnapshotChunk chunk;
+      chunk.set_data(data.substr(offset, kSnapshotChunkBytes));
+      ok = writer->Write(chunk);
+    }
+    if (ok) writer->WritesDone();
+    const grpc::Status status = writer->Finish();
+    if (!ok || !status.ok()) {
+      LogWarn("snapshot not delivered", {{"error", status.error_message()}});
+      return false;
+    }
+    return true;
+  }
+
   PeerTransport* const transport_;
   const uint64_t id_;
   absl::Mutex mu_;
@@ -121,11 +163,12 @@ class PeerTransport::Peer {
 };
 
 PeerTransport::PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
-                             std::map<uint64_t, std::string> initial_peer_urls)
+                             std::map<uint64_t, std::string> initial_peer_urls, SnapshotReport report_snapshot)
     : self_id_(self_id),
       cluster_id_(cluster_id),
       members_(members),
-      initial_peer_urls_(std::move(initial_peer_urls)) {}
+      initial_peer_urls_(std::move(initial_peer_urls)),
+      report_snapshot_(std::move(report_snapshot)) {}
 
 PeerTransport::~PeerTransport() { Stop(); }
 

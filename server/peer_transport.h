@@ -3,7 +3,8 @@
 // peers for the lease calls a follower forwards to the leader.
 //
 // Messages to a peer that is down or slow are dropped rather than queued without bound: Raft
-// retries what matters. Peer addresses come from the replicated member table, falling back to the
+// retries what matters. Snapshots go on their own call, in chunks, and their delivery (or loss) is
+// reported back so Raft can send another. Peer addresses come from the replicated member table, falling back to the
 // ones given at start (--initial-cluster), so a member can answer the leader before it has applied
 // the entries that name it.
 //
@@ -11,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,9 +29,13 @@ namespace leasehold::server {
 
 class PeerTransport : public MessageSender {
  public:
+  // Told whether a snapshot message reached a peer (Raft's ReportSnapshot). Called on a sender
+  // thread.
+  using SnapshotReport = std::function<void(uint64_t to, bool delivered)>;
+
   // `members` is not owned and must outlive this object. `initial_peer_urls`: member id -> URL.
   PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
-                std::map<uint64_t, std::string> initial_peer_urls);
+                std::map<uint64_t, std::string> initial_peer_urls, SnapshotReport report_snapshot);
   ~PeerTransport() override;
 
   void Send(std::vector<raftpb::Message> messages) override;
@@ -48,6 +54,7 @@ class PeerTransport : public MessageSender {
   const uint64_t cluster_id_;
   const storage::MemberTable* const members_;
   const std::map<uint64_t, std::string> initial_peer_urls_;
+  const SnapshotReport report_snapshot_;
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::map<uint64_t, std::unique_ptr<Peer>> peers_ ABSL_GUARDED_BY(mu_);

@@ -99,8 +99,12 @@ int Serve(const Flags& flags) {
   const int64_t lease_allowance_ms = flags.election_timeout_ms / 2;
   node_options.promote_allowance_ms = lease_allowance_ms;
   NodeLoop node(engine->get(), state_machine->get(), log_store->get(), &transport, node_options,
-                [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision) {
-                  watch_hub.Publish(events, revision);
+                [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision, bool resync) {
+                  if (resync) {
+                    watch_hub.Resync(revision);
+                  } else {
+                    watch_hub.Publish(events, revision);
+                  }
                 });
   node_for_reports = &node;
   LeaseForwarder forwarder([&transport](uint64_t id) { return transport.ChannelTo(id); }, request_timeout_ms);

@@ -323,6 +323,13 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
     if (!rd.messages.empty()) sender_->Send(std::move(rd.messages));
 
     AppliedGroup group;
+    if (rd.snapshot) {
+      // Watchers catch up from the installed history before this Ready's entries are published.
+      AppliedGroup resync;
+      resync.resync = true;
+      resync.revision = state_machine_->revision();
+      Hand(std::move(resync));
+    }
     if (!rd.committed_entries.empty()) ApplyCommitted(rd.committed_entries, &group);
     for (const raft::ReadState& rs : rd.read_states) {
       auto it = read_waiters_.find(rs.context);
@@ -335,7 +342,6 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
       group.status_completions.emplace_back(std::move(reads_to_serve_.begin()->second.done), absl::OkStatus());
       reads_to_serve_.erase(reads_to_serve_.begin());
     }
-    if (rd.snapshot) group.revision = state_machine_->revision();  // watchers learn the new revision
     if (!group.completions.empty() || !group.status_completions.empty() || !group.events.empty() ||
         group.revision != 0) {
       Hand(std::move(group));
@@ -529,7 +535,9 @@ void NodeLoop::Respond() {
     }
     for (auto& group : ready) {
       // Watchers first: a lock waiter hears of its predecessor's deletion as early as possible.
-      if (observer_ && (!group.events.empty() || group.revision != 0)) observer_(group.events, group.revision);
+      if (observer_ && (!group.events.empty() || group.revision != 0)) {
+        observer_(group.events, group.revision, group.resync);
+      }
       for (auto& [done, result] : group.completions) done(std::move(result));
       for (auto& [done, status] : group.status_completions) done(status);
     }

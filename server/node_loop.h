@@ -67,7 +67,11 @@ class NodeLoop : public Proposer {
     // Called (on the loop thread, once) when this member applies its own removal.
     std::function<void()> on_removed;
   };
-  using ApplyObserver = std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision)>;
+  // Sees each applied group's events and the revision after it, in log order, on the responder
+  // thread; `resync` is set (with no events) after a snapshot replaced the state, whose events were
+  // never published.
+  using ApplyObserver =
+      std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision, bool resync)>;
   using StatusDone = std::function<void(absl::Status)>;
 
   // None of the pointers is owned; all must outlive this object.
@@ -135,6 +139,7 @@ class NodeLoop : public Proposer {
   struct AppliedGroup {
     std::vector<mvccpb::Event> events;
     int64_t revision = 0;
+    bool resync = false;  // a snapshot was installed before this group's entries
     std::vector<std::pair<Done, storage::ApplyResult>> completions;
     std::vector<std::pair<StatusDone, absl::Status>> status_completions;
   };

@@ -106,13 +106,25 @@ void WatchHub::RemoveAll(WatchSink* sink) {
 void WatchHub::CatchUp(WatchSink* sink) {
   absl::MutexLock lock(&mu_);
   auto it = watchers_.find(sink);
-  if (it == watchers_.end()) return;
+  if (it != watchers_.end()) CatchUpLocked(sink, it->second);
+}
+
+void WatchHub::Resync(int64_t revision) {
+  absl::MutexLock lock(&mu_);
+  published_revision_ = revision;
+  for (auto& [sink, watchers] : watchers_) {
+    for (auto& [id, w] : watchers) w.lagging = true;
+    CatchUpLocked(sink, watchers);
+  }
+}
+
+void WatchHub::CatchUpLocked(WatchSink* sink, absl::flat_hash_map<int64_t, Watcher>& watchers) {
   const int64_t compacted = state_machine_->compacted_revision();
-  for (auto w = it->second.begin(); w != it->second.end();) {
+  for (auto w = watchers.begin(); w != watchers.end();) {
     if (w->second.lagging && w->second.next_revision < compacted) {
       // What it missed is gone; etcd cancels such a watcher with the compact revision too.
       sink->Compacted(w->first, compacted);
-      it->second.erase(w++);
+      watchers.erase(w++);
       continue;
     }
     if (w->second.lagging && ReplayLocked(w->second)) w->second.lagging = false;

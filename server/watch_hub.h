@@ -60,6 +60,9 @@ class WatchHub {
   void RemoveAll(WatchSink* sink);
   // Replays what the sink's lagging watchers missed, now that it has room again.
   void CatchUp(WatchSink* sink);
+  // The store jumped to `revision` without publishing the events in between (this member installed
+  // a snapshot): every watcher is caught up from history, or told it was compacted away.
+  void Resync(int64_t revision);
 
   int64_t published_revision() const;
   size_t watcher_count() const;
@@ -75,6 +78,8 @@ class WatchHub {
   // Delivers history [w.next_revision, published_revision_] to `w`. False when the sink is full.
   bool ReplayLocked(Watcher& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool SendLocked(Watcher& w, std::vector<mvccpb::Event> events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Replays the lagging watchers of one sink (dropping those whose history was compacted).
+  void CatchUpLocked(WatchSink* sink, absl::flat_hash_map<int64_t, Watcher>& watchers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   storage::StateMachine* const state_machine_;
   mutable absl::Mutex mu_;

@@ -127,7 +127,8 @@ check "healed: every member reads the write" "healed healed healed" \
 LOAD=$!
 CLUSTER_N=4; CPORT[4]=$(free_port); PPORT[4]=$(free_port)
 OUT=$(ctl_at "$L" member add m4 --peer-urls="http://127.0.0.1:${PPORT[4]}")
-check_match "member add" "^Member [0-9a-f]+ added to cluster [0-9a-f]+" "$OUT"
+# etcdctl pads ids to 16 characters with spaces.
+check_match "member add" "^Member +[0-9a-f]+ added to cluster +[0-9a-f]+" "$OUT"
 check_match "member add prints the join settings" 'ETCD_INITIAL_CLUSTER_STATE="existing"' "$OUT"
 NEW_ID=$(awk '/^Member/ {print $2}' <<<"$OUT")
 member_start 4 --initial-cluster-state existing
@@ -138,7 +139,7 @@ check "new member caught up" "after-join" "$(ctl_at 4 get after-join --consisten
 check "new member has every write" "200" "$(ctl_at 4 get load/ --prefix --keys-only --consistency=s | grep -c '^load/')"
 check_match "member list shows it started" "^$NEW_ID, started, m4, " "$(ctl_at "$L" member list | grep "^$NEW_ID")"
 run_ctl_at "$L" member remove "$NEW_ID"
-check "member remove" "Member $NEW_ID removed from cluster" "$(cut -d' ' -f1-5 <<<"$OUT")"
+check "member remove" "Member $NEW_ID removed from cluster" "$(awk '{print $1, $2, $3, $4, $5}' <<<"$OUT")"
 for _ in $(seq 1 50); do kill -0 "${CPID[4]}" 2>/dev/null || break; sleep 0.1; done
 check "removed member shuts down" 1 "$(kill -0 "${CPID[4]}" 2>/dev/null && echo 0 || echo 1)"
 CPID[4]=""

@@ -36,9 +36,11 @@ class LeaseCheckpointer {
     int64_t deadline_ms = 0;
     std::vector<Done> waiters;
   };
-  // Proposes everything pending; called with no checkpoint in flight.
-  void ProposeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Proposes one round's checkpoint entry (the caller set in_flight_).
+  void Propose(std::map<int64_t, Pending> batch);
   void OnApplied(std::map<int64_t, Pending> batch, const absl::Status& status);
+  // Starts the next round if requests gathered meanwhile; otherwise clears in_flight_.
+  void ProposeNext();
 
   Member* const member_;
   absl::Mutex mu_;

@@ -66,11 +66,11 @@ void Member::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, Rene
   // The header is filled before renewing, so its revision never runs ahead of the renewal.
   FillHeader(response.mutable_header());
   const int64_t now = NowUnixMs();
-  const int64_t ttl = state_machine_->leases().Renew(request.id(), now);
+  int64_t replicated_deadline = 0;
+  const int64_t ttl = state_machine_->leases().Renew(request.id(), now, &replicated_deadline);
   response.set_ttl(ttl);
-  const auto record = state_machine_->leases().Record(request.id());
   const int64_t promised = now + ttl * 1000;
-  if (ttl == 0 || !record || promised <= record->second + config_.lease_allowance_ms) {
+  if (ttl == 0 || promised <= replicated_deadline + config_.lease_allowance_ms) {
     done(std::move(response));
     return;
   }

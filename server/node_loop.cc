@@ -303,7 +303,7 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
     if (rd.snapshot) InstallSnapshot(*rd.snapshot, &batch);
     log_store_->Append(rd.entries, &batch);
     if (rd.hard_state) {
-      const raftpb::HardState previous = log_store_->GetInitialState().hard_state;
+      const raftpb::HardState& previous = log_store_->hard_state();
       // A vote or a new term must be durable before any message reflects it; a commit index need not.
       sync = sync || rd.hard_state->term() != previous.term() || rd.hard_state->vote() != previous.vote();
       log_store_->SetHardState(*rd.hard_state, &batch);

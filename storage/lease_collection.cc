@@ -100,10 +100,11 @@ int64_t LeaseCollection::ExpiryLocked(int64_t id, const Lease& lease) const {
   return lease.deadline_ms;
 }
 
-int64_t LeaseCollection::Renew(int64_t id, int64_t now_ms) {
+int64_t LeaseCollection::Renew(int64_t id, int64_t now_ms, int64_t* replicated_deadline_ms) {
   absl::MutexLock lock(&mu_);
   auto it = lease_map_.find(id);
   if (it == lease_map_.end() || !primary_) return 0;
+  if (replicated_deadline_ms != nullptr) *replicated_deadline_ms = it->second.deadline_ms;
   if (ExpiryLocked(id, it->second) <= now_ms) return 0;
   expiry_.Upsert(id, now_ms + it->second.ttl_seconds * 1000);
   renewed_.insert(id);

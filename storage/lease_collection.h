@@ -67,7 +67,9 @@ class LeaseCollection {
   bool is_primary() const;
   // Renews `id` to now + TTL. Returns the granted TTL, or 0 when the lease is unknown or has already
   // expired (an expired lease is on its way to revocation and cannot be brought back).
-  int64_t Renew(int64_t id, int64_t now_ms);
+  // When `replicated_deadline_ms` is given, it receives the lease's replicated deadline (the one a
+  // new leader would honour), read under the same lock.
+  int64_t Renew(int64_t id, int64_t now_ms, int64_t* replicated_deadline_ms = nullptr);
   // Pops up to `max_count` leases whose expiry has passed and re-queues each at now + `retry_ms`,
   // so a revocation that fails to commit is tried again.
   std::vector<int64_t> PopExpired(int64_t now_ms, size_t max_count, int64_t retry_ms);

@@ -43,6 +43,9 @@ class RaftLogStore : public raft::Storage {
   uint64_t LastIndex() const override { return first_index_ + terms_.size() - 1; }
   absl::StatusOr<raft::pb::Snapshot> GetSnapshot() const override;
 
+  // The hard state as last set (what is or is about to be durable).
+  const raft::pb::HardState& hard_state() const { return hard_state_; }
+
   // True when nothing was ever stored (a member that has not bootstrapped or joined yet).
   bool empty() const { return terms_.empty() && first_index_ == 1 && hard_state_.term() == 0; }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 
 namespace leasehold::server {
 namespace {
@@ -62,6 +63,14 @@ const std::map<std::string, FlagSpec>& Specs() {
                           Int<int64_t>(&Flags::snapshot_count, 1)}},
       {"lease-checkpoint-interval", {"Time (ms) between checkpoints of renewed lease deadlines.",
                                      Int<int64_t>(&Flags::lease_checkpoint_interval_ms, 10)}},
+      {"experimental-watch-progress-notify-interval",
+       {"How often idle watchers that asked for progress notifications get one (a duration: 10m, 5s, 200ms).",
+        [](Flags* f, const std::string& v) {
+          absl::Duration d;
+          if (!absl::ParseDuration(v, &d) || d < absl::Milliseconds(10)) return false;
+          f->watch_progress_notify_interval_ms = absl::ToInt64Milliseconds(d);
+          return true;
+        }}},
       {"help", {"Print this help and exit.", [](Flags* f, const std::string&) { f->help = true; return true; }, true}},
       {"version", {"Print the version and exit.", [](Flags* f, const std::string&) { f->version = true; return true; }, true}},
   };

@@ -28,6 +28,7 @@ struct Flags {
   int lease_revoke_rate = 1000;
   int64_t lease_checkpoint_interval_ms = 500;
   int64_t snapshot_count = 100000;
+  int64_t watch_progress_notify_interval_ms = 10 * 60 * 1000;
   bool help = false;
   bool version = false;
 };

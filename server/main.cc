@@ -10,7 +10,11 @@
 
 #include "absl/synchronization/mutex.h"
 
+#include "client/leasehold/client.h"
+#include "server/blocking_calls.h"
 #include "server/cluster_config.h"
+#include "server/election_service.h"
+#include "server/lock_service.h"
 #include "server/expiry_loop.h"
 #include "server/flags.h"
 #include "server/cluster_service.h"
@@ -148,7 +152,11 @@ int Serve(const Flags& flags) {
   LeaseService lease(&member);
   MaintenanceService maintenance(&member);
   ClusterService cluster_service(&member);
-  WatchService watch(&member, &watch_hub);
+  WatchService watch(&member, &watch_hub, absl::Milliseconds(flags.watch_progress_notify_interval_ms));
+  // Lock and Election wait for as long as a holder keeps its lock, each call on a thread of its own.
+  BlockingCalls blocking_calls(/*max_running=*/4096);
+  LockService lock_service(&member, &blocking_calls);
+  ElectionService election_service(&member, &blocking_calls);
 
   grpc::ServerBuilder builder;
   if (absl::Status st = AddListeners(builder, flags.listen_client_urls); !st.ok()) {
@@ -167,10 +175,20 @@ int Serve(const Flags& flags) {
   builder.RegisterService(&maintenance);
   builder.RegisterService(&cluster_service);
   builder.RegisterService(&watch);
+  builder.RegisterService(&lock_service);
+  builder.RegisterService(&election_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {
     return Fail("cannot listen", absl::UnavailableError("binding the client URLs failed (port in use?)"));
   }
+  // Lock and Election run etcd's recipes through a client of this very member.
+  ClientOptions self_options;
+  self_options.channel = server->InProcessChannel(grpc::ChannelArguments());
+  self_options.request_timeout = absl::Milliseconds(request_timeout_ms);
+  auto self_client = Client::Connect(self_options);
+  if (!self_client.ok()) return Fail("cannot open the in-process client", self_client.status());
+  lock_service.set_client(self_client->get());
+  election_service.set_client(self_client->get());
   expiry.Start();
   char member_hex[17];
   std::snprintf(member_hex, sizeof member_hex, "%llx", static_cast<unsigned long long>(config.member_id));

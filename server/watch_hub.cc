@@ -32,8 +32,9 @@ bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events) {
     for (auto& e : events) e.clear_prev_kv();
   }
   const int64_t last = events.back().kv().mod_revision();
-  if (!w.sink->Deliver(w.spec.watch_id, std::move(events), published_revision_)) return false;
+  if (!w.sink->Deliver(w.spec, std::move(events), published_revision_)) return false;
   w.next_revision = last + 1;
+  w.idle = false;
   return true;
 }
 
@@ -96,6 +97,17 @@ bool WatchHub::Remove(WatchSink* sink, int64_t watch_id) {
   const bool removed = it->second.erase(watch_id) > 0;
   if (it->second.empty()) watchers_.erase(it);
   return removed;
+}
+
+void WatchHub::NotifyProgress() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [sink, watchers] : watchers_) {
+    for (auto& [id, w] : watchers) {
+      if (!w.spec.progress_notify || w.lagging) continue;
+      if (w.idle) sink->Progress(id, published_revision_);
+      w.idle = true;
+    }
+  }
 }
 
 void WatchHub::RemoveAll(WatchSink* sink) {

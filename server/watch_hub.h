@@ -29,6 +29,8 @@ struct WatchSpec {
   bool prev_kv = false;
   bool no_put = false;
   bool no_delete = false;
+  bool progress_notify = false;  // wants periodic progress notifications while idle
+  bool fragment = false;         // accepts responses split into fragments
 };
 
 // Where a watcher's events go (a watch stream).
@@ -37,7 +39,9 @@ class WatchSink {
   virtual ~WatchSink() = default;
   // Queues one response for `watch_id` holding `events` (all of revisions <= `revision`). Returns
   // false, queuing nothing, when the sink is too far behind; the hub then replays later.
-  virtual bool Deliver(int64_t watch_id, std::vector<mvccpb::Event> events, int64_t revision) = 0;
+  virtual bool Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) = 0;
+  // Tells the client that every event up to `revision` was sent. May be dropped when the sink is full.
+  virtual void Progress(int64_t watch_id, int64_t revision) = 0;
   // The watcher is gone: what it still had to see was compacted away. Tell the client.
   virtual void Compacted(int64_t watch_id, int64_t compact_revision) = 0;
 };
@@ -64,6 +68,10 @@ class WatchHub {
   // a snapshot): every watcher is caught up from history, or told it was compacted away.
   void Resync(int64_t revision);
 
+  // Sends a progress notification to every watcher that asked for them, is caught up and was sent
+  // no event since the previous call (etcd's progress-notify ticker).
+  void NotifyProgress();
+
   int64_t published_revision() const;
   size_t watcher_count() const;
 
@@ -73,6 +81,7 @@ class WatchHub {
     WatchSink* sink;
     int64_t next_revision;  // events below this were delivered (or precede the start)
     bool lagging = false;
+    bool idle = true;  // no event sent since the last progress notification
   };
   bool Matches(const Watcher& w, const mvccpb::Event& event) const;
   // Delivers history [w.next_revision, published_revision_] to `w`. False when the sink is full.

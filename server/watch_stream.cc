@@ -51,6 +51,8 @@ void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
   spec.range_end = create.range_end();
   spec.start_revision = create.start_revision();
   spec.prev_kv = create.prev_kv();
+  spec.progress_notify = create.progress_notify();
+  spec.fragment = create.fragment();
   for (int f : create.filters()) {
     if (f == etcdserverpb::WatchCreateRequest::NOPUT) spec.no_put = true;
     if (f == etcdserverpb::WatchCreateRequest::NODELETE) spec.no_delete = true;
@@ -82,17 +84,39 @@ void WatchStream::HandleCancel(int64_t watch_id) {
   Enqueue(std::move(response));
 }
 
-bool WatchStream::Deliver(int64_t watch_id, std::vector<mvccpb::Event> events, int64_t revision) {
+bool WatchStream::Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) {
   absl::MutexLock lock(&mu_);
   if (cancelled_) return true;  // nobody to deliver to; the hub forgets us in OnDone
   if (queue_.size() >= kMaxQueued) {
     refused_ = true;
     return false;
   }
-  etcdserverpb::WatchResponse response = Response(watch_id, revision);
+  etcdserverpb::WatchResponse response = Response(spec.watch_id, revision);
   for (auto& e : events) *response.add_events() = std::move(e);
-  EnqueueLocked(std::move(response));
+  const size_t limit = static_cast<size_t>(member_->config().max_request_bytes);
+  if (!spec.fragment || response.ByteSizeLong() <= limit) {
+    EnqueueLocked(std::move(response));
+    return true;
+  }
+  // etcd's fragmentation: pieces of at most `limit` bytes (at least one event each), all but the
+  // last marked as fragments; the client joins them into one response.
+  etcdserverpb::WatchResponse piece = Response(spec.watch_id, revision);
+  for (auto& e : *response.mutable_events()) {
+    if (piece.events_size() > 0 && piece.ByteSizeLong() + e.ByteSizeLong() > limit) {
+      piece.set_fragment(true);
+      EnqueueLocked(std::move(piece));
+      piece = Response(spec.watch_id, revision);
+    }
+    *piece.add_events() = std::move(e);
+  }
+  EnqueueLocked(std::move(piece));
   return true;
+}
+
+void WatchStream::Progress(int64_t watch_id, int64_t revision) {
+  absl::MutexLock lock(&mu_);
+  if (queue_.size() >= kMaxQueued) return;  // a later notification will do
+  EnqueueLocked(Response(watch_id, revision));
 }
 
 void WatchStream::Compacted(int64_t watch_id, int64_t compact_revision) {

@@ -27,7 +27,8 @@ class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequ
   void OnCancel() override;
   void OnDone() override;
 
-  bool Deliver(int64_t watch_id, std::vector<mvccpb::Event> events, int64_t revision) override;
+  bool Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) override;
+  void Progress(int64_t watch_id, int64_t revision) override;
   void Compacted(int64_t watch_id, int64_t compact_revision) override;
 
  private:

@@ -1,0 +1,68 @@
+#include "server/blocking_calls.h"
+
+#include <thread>
+
+namespace leasehold::server {
+namespace {
+
+// A unary call answered by a handler on its own thread. Deleted when both the handler has returned
+// and gRPC is done with the call.
+class ThreadedUnaryReactor final : public grpc::ServerUnaryReactor {
+ public:
+  ThreadedUnaryReactor(BlockingCalls* calls, BlockingCalls::Handler handler) : calls_(calls) {
+    std::thread([this, handler = std::move(handler)] {
+      Finish(handler(source_.token()));
+      calls_->Release();
+      Unref();
+    }).detach();
+  }
+  void OnCancel() override { source_.Cancel("the call was cancelled"); }
+  void OnDone() override { Unref(); }
+
+ private:
+  void Unref() {
+    bool last;
+    {
+      absl::MutexLock lock(&mu_);
+      last = --refs_ == 0;
+    }
+    if (last) delete this;
+  }
+
+  BlockingCalls* const calls_;
+  CancellationSource source_;
+  absl::Mutex mu_;
+  int refs_ ABSL_GUARDED_BY(mu_) = 2;  // the handler thread and gRPC
+};
+
+}  // namespace
+
+BlockingCalls::~BlockingCalls() {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(
+                           +[](int* running) { return *running == 0; }, &running_),
+                       absl::Seconds(5));
+}
+
+bool BlockingCalls::Acquire() {
+  absl::MutexLock lock(&mu_);
+  if (running_ >= max_running_) return false;
+  ++running_;
+  return true;
+}
+
+void BlockingCalls::Release() {
+  absl::MutexLock lock(&mu_);
+  --running_;
+}
+
+grpc::ServerUnaryReactor* BlockingCalls::Unary(grpc::CallbackServerContext* context, Handler handler) {
+  if (!Acquire()) {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "too many waiting calls"));
+    return reactor;
+  }
+  return new ThreadedUnaryReactor(this, std::move(handler));
+}
+
+}  // namespace leasehold::server

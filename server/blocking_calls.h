@@ -1,0 +1,47 @@
+// Runs RPC handlers that must block — waiting for a lock or for leadership, which may take as long as
+// the holder keeps it — on threads of their own, so gRPC's callback threads never block. The caller's
+// cancellation (or deadline) cancels the handler's token; a waiting handler then gives up its place.
+// At most `max_running` handlers run at once; more are refused with RESOURCE_EXHAUSTED, so a hostile
+// client cannot make the server spawn threads without bound.
+#pragma once
+
+#include <functional>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/synchronization/mutex.h"
+#include "client/leasehold/cancellation.h"
+
+namespace leasehold::server {
+
+class BlockingCalls {
+ public:
+  explicit BlockingCalls(int max_running) : max_running_(max_running) {}
+  // Waits for running handlers to return (they are cancelled when the server shuts down).
+  ~BlockingCalls();
+
+  using Handler = std::function<grpc::Status(const CancellationToken& cancel)>;
+  // A unary call: `handler` fills the response and returns the call's status.
+  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, Handler handler);
+
+  // A server-streaming call: `handler` calls `write` for each message (it blocks while the client is
+  // slow to read; returns false once the call is cancelled) and returns the final status.
+  template <typename Message>
+  using StreamHandler =
+      std::function<grpc::Status(const CancellationToken& cancel, const std::function<bool(const Message&)>& write)>;
+  template <typename Message>
+  grpc::ServerWriteReactor<Message>* Stream(grpc::CallbackServerContext* context, StreamHandler<Message> handler);
+
+  // Claims a slot for a handler thread; false when all are taken.
+  bool Acquire();
+  void Release();
+
+ private:
+  const int max_running_;
+  absl::Mutex mu_;
+  int running_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace leasehold::server
+
+#include "server/blocking_calls_impl.h"

@@ -1,0 +1,129 @@
+#include "server/election_service.h"
+
+#include "client/leasehold/client.h"
+#include "client/leasehold/election.h"
+#include "server/grpc_status.h"
+#include "server/session_lease.h"
+
+namespace leasehold::server {
+namespace {
+
+// A call that arrives between the server starting and its in-process client being set.
+grpc::Status NotReady() { return grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: not ready"); }
+
+}  // namespace
+namespace {
+
+// etcd 3.4 returns these as plain errors, which gRPC sends with code UNKNOWN.
+grpc::Status ElectionError(const absl::Status& status) {
+  if (absl::IsFailedPrecondition(status) && status.message() == "election: not leader") {
+    return grpc::Status(grpc::StatusCode::UNKNOWN, "election: not leader");
+  }
+  if (absl::IsNotFound(status) && status.message() == "election: no leader") {
+    return grpc::Status(grpc::StatusCode::UNKNOWN, "election: no leader");
+  }
+  return ToGrpcStatus(status);
+}
+
+const grpc::Status kMissingLeaderKey(grpc::StatusCode::UNKNOWN, "\"leader\" field must be provided");
+
+LeaderKey FromProto(const v3electionpb::LeaderKey& key) {
+  return LeaderKey{key.name(), key.key(), key.rev(), key.lease()};
+}
+
+}  // namespace
+
+void ElectionService::FillHeader(const etcdserverpb::ResponseHeader& from, etcdserverpb::ResponseHeader* to) const {
+  to->set_revision(from.revision());
+  member_->FillHeader(to);
+}
+
+grpc::ServerUnaryReactor* ElectionService::Campaign(grpc::CallbackServerContext* context,
+                                                    const v3electionpb::CampaignRequest* request,
+                                                    v3electionpb::CampaignResponse* response) {
+  return calls_->Unary(context, [this, request, response](const CancellationToken& cancel) {
+    Client* const client = client_.load();
+    if (client == nullptr) return NotReady();
+    auto session = KeepSessionLease(client, request->lease());
+    if (!session.ok()) return ToGrpcStatus(session.status());
+    Election election(client, request->name());
+    auto leader = election.Campaign((*session)->id(), request->value(), absl::InfiniteDuration(), cancel);
+    (*session)->Orphan();
+    if (!leader.ok()) return ElectionError(leader.status());
+    response->mutable_header()->set_revision(member_->state_machine().revision());
+    member_->FillHeader(response->mutable_header());
+    auto* key = response->mutable_leader();
+    key->set_name(leader->name);
+    key->set_key(leader->key);
+    key->set_rev(leader->rev);
+    key->set_lease(leader->lease);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* ElectionService::Proclaim(grpc::CallbackServerContext* context,
+                                                    const v3electionpb::ProclaimRequest* request,
+                                                    v3electionpb::ProclaimResponse* response) {
+  return calls_->Unary(context, [this, request, response](const CancellationToken&) {
+    Client* const client = client_.load();
+    if (client == nullptr) return NotReady();
+    if (!request->has_leader()) return kMissingLeaderKey;
+    Election election(client, request->leader().name());
+    auto header = election.Proclaim(FromProto(request->leader()), request->value());
+    if (!header.ok()) return ElectionError(header.status());
+    FillHeader(*header, response->mutable_header());
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* ElectionService::Leader(grpc::CallbackServerContext* context,
+                                                  const v3electionpb::LeaderRequest* request,
+                                                  v3electionpb::LeaderResponse* response) {
+  return calls_->Unary(context, [this, request, response](const CancellationToken&) {
+    Client* const client = client_.load();
+    if (client == nullptr) return NotReady();
+    Election election(client, request->name());
+    auto leader = election.Leader();
+    if (!leader.ok()) return ElectionError(leader.status());
+    FillHeader(leader->header(), response->mutable_header());
+    *response->mutable_kv() = leader->kvs(0);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerWriteReactor<v3electionpb::LeaderResponse>* ElectionService::Observe(
+    grpc::CallbackServerContext* context, const v3electionpb::LeaderRequest* request) {
+  return calls_->Stream<v3electionpb::LeaderResponse>(
+      context, [this, name = request->name()](const CancellationToken& cancel,
+                                              const std::function<bool(const v3electionpb::LeaderResponse&)>& write) {
+    Client* const client = client_.load();
+    if (client == nullptr) return NotReady();
+        Election election(client, name);
+        absl::Status st = election.Observe(
+            [&](const etcdserverpb::ResponseHeader& header, const mvccpb::KeyValue& kv) {
+              v3electionpb::LeaderResponse response;
+              FillHeader(header, response.mutable_header());
+              *response.mutable_kv() = kv;
+              write(response);
+            },
+            cancel);
+        return ElectionError(st);
+      });
+}
+
+grpc::ServerUnaryReactor* ElectionService::Resign(grpc::CallbackServerContext* context,
+                                                  const v3electionpb::ResignRequest* request,
+                                                  v3electionpb::ResignResponse* response) {
+  return calls_->Unary(context, [this, request, response](const CancellationToken&) {
+    Client* const client = client_.load();
+    if (client == nullptr) return NotReady();
+    if (!request->has_leader()) return kMissingLeaderKey;
+    Election election(client, request->leader().name());
+    auto header = election.Resign(FromProto(request->leader()));
+    if (!header.ok()) return ElectionError(header.status());
+    FillHeader(*header, response->mutable_header());
+    return grpc::Status::OK;
+  });
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,47 @@
+#include "server/lock_service.h"
+
+#include "client/leasehold/client.h"
+#include "client/leasehold/mutex.h"
+#include "server/grpc_status.h"
+#include "server/session_lease.h"
+
+namespace leasehold::server {
+namespace {
+
+// A call that arrives between the server starting and its in-process client being set.
+grpc::Status NotReady() { return grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: not ready"); }
+
+}  // namespace
+
+grpc::ServerUnaryReactor* LockService::Lock(grpc::CallbackServerContext* context, const v3lockpb::LockRequest* request,
+                                            v3lockpb::LockResponse* response) {
+  return calls_->Unary(context, [this, request, response](const CancellationToken& cancel) {
+    Client* const client = client_.load();
+    if (client == nullptr) return NotReady();
+    auto session = KeepSessionLease(client, request->lease());
+    if (!session.ok()) return ToGrpcStatus(session.status());
+    Mutex mutex(client, request->name(), (*session)->id());
+    auto token = mutex.Lock(absl::InfiniteDuration(), cancel);
+    (*session)->Orphan();
+    if (!token.ok()) return ToGrpcStatus(token.status());
+    response->mutable_header()->set_revision(token->revision);
+    member_->FillHeader(response->mutable_header());
+    response->set_key(token->key);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* LockService::Unlock(grpc::CallbackServerContext* context,
+                                              const v3lockpb::UnlockRequest* request,
+                                              v3lockpb::UnlockResponse* response) {
+  return calls_->Unary(context, [this, request, response](const CancellationToken&) {
+    Client* const client = client_.load();
+    if (client == nullptr) return NotReady();
+    auto deleted = client->Delete(request->key());
+    if (!deleted.ok()) return ToGrpcStatus(deleted.status());
+    *response->mutable_header() = deleted->header();
+    return grpc::Status::OK;
+  });
+}
+
+}  // namespace leasehold::server

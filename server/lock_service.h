@@ -1,0 +1,38 @@
+// v3lockpb.Lock: etcd's lock service, for clients that speak gRPC but have no lock recipe of their
+// own. It runs the client library's Mutex against this member (through an in-process channel), so
+// its locks and those taken by `etcdctl lock` or leasehold::Mutex are the same locks. As etcd does,
+// the caller's lease is kept alive while the call waits, and a lease of 0 gets a fresh 60 s lease.
+#pragma once
+
+#include <memory>
+
+#include <atomic>
+
+#include "server/blocking_calls.h"
+#include "server/member.h"
+#include "v3lockpb/v3lock.grpc.pb.h"
+
+namespace leasehold {
+class Client;
+}
+
+namespace leasehold::server {
+
+class LockService final : public v3lockpb::Lock::CallbackService {
+ public:
+  LockService(Member* member, BlockingCalls* calls) : member_(member), calls_(calls) {}
+  // The client the handlers use; set once the server (and its in-process channel) exists.
+  void set_client(Client* client) { client_.store(client); }
+
+  grpc::ServerUnaryReactor* Lock(grpc::CallbackServerContext* context, const v3lockpb::LockRequest* request,
+                                 v3lockpb::LockResponse* response) override;
+  grpc::ServerUnaryReactor* Unlock(grpc::CallbackServerContext* context, const v3lockpb::UnlockRequest* request,
+                                   v3lockpb::UnlockResponse* response) override;
+
+ private:
+  Member* const member_;
+  BlockingCalls* const calls_;
+  std::atomic<Client*> client_{nullptr};
+};
+
+}  // namespace leasehold::server

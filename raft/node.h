@@ -36,6 +36,7 @@ class Node {
   }
   void ReportSnapshot(uint64_t to, bool success) { raft_->ReportSnapshot(to, success); }
   bool LeaseValid() const { return raft_->LeaseValid(); }
+  bool SoleVoterLeader() const { return raft_->SoleVoterLeader(); }
 
   bool HasReady() const;
   // Precondition: no Ready outstanding.

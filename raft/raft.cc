@@ -258,6 +258,10 @@ bool Raft::LeaseValid() const {
   return IsVoter(id_) && fresh >= QuorumSize(voters);
 }
 
+bool Raft::SoleVoterLeader() const {
+  return role_ == Role::kLeader && IsVoter(id_) && Voters().size() == 1 && CommittedInCurrentTerm();
+}
+
 // --- elections ----------------------------------------------------------------------------------
 
 bool Raft::HasUnappliedConfChange() const {

@@ -57,6 +57,20 @@ grpc::ServerUnaryReactor* KvService::Txn(grpc::CallbackServerContext* context,
   if (absl::Status st = ValidateTxn(*request, member_->config().max_txn_ops); !st.ok()) {
     return FinishNow(context, st);
   }
+  if (storage::StateMachine::IsReadOnly(*request)) {
+    // Served like a linearizable Range: after the read barrier, from the applied state.
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    member_->proposer().ReadBarrier([this, reactor, request, response](absl::Status barrier) {
+      if (!barrier.ok()) return reactor->Finish(ToGrpcStatus(barrier));
+      auto result = member_->state_machine().ReadOnlyTxn(*request);
+      if (result.ok()) {
+        *response = std::move(*result);
+        member_->FillHeader(response->mutable_header());
+      }
+      reactor->Finish(ToGrpcStatus(result.status()));
+    });
+    return reactor;
+  }
   internalpb::InternalRequest entry;
   *entry.mutable_txn() = *request;
   return ProposeAndFinish(context, member_, std::move(entry), response,

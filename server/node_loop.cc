@@ -174,6 +174,9 @@ void NodeLoop::ProposeConfChange(raftpb::ConfChange change, StatusDone done) {
 }
 
 void NodeLoop::ReadBarrier(StatusDone done) {
+  // A sole voter's applied state already holds every acknowledged write (answers follow the apply):
+  // serve at once rather than wait a loop round, which may be busy syncing the next batch.
+  if (sole_voter_leader_.load(std::memory_order_acquire)) return done(absl::OkStatus());
   {
     absl::MutexLock lock(&mu_);
     if (!stopping_) {
@@ -233,6 +236,7 @@ void NodeLoop::Run() {
       next_sweep = now + 100;
     }
     lease_valid_.store(node_->LeaseValid(), std::memory_order_relaxed);
+    sole_voter_leader_.store(node_->SoleVoterLeader(), std::memory_order_release);
     lease_checked_ms_.store(SteadyMs(), std::memory_order_relaxed);
   }
 }

@@ -181,6 +181,7 @@ class NodeLoop : public Proposer {
   std::atomic<uint64_t> term_{0};
   std::atomic<uint64_t> committed_{0};
   std::atomic<bool> lease_valid_{false};
+  std::atomic<bool> sole_voter_leader_{false};  // see ReadBarrier
   // When the loop last computed lease_valid_ (steady clock, ms): a loop stalled for longer than two
   // ticks cannot vouch for its leadership, whatever it computed last.
   std::atomic<int64_t> lease_checked_ms_{0};

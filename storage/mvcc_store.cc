@@ -44,15 +44,30 @@ void MvccStore::ForEachRecord(std::string_view key, std::string_view range_end, 
   }
 }
 
+template <typename Fn>
+void MvccStore::ForEachLiveRecord(std::string_view key, std::string_view range_end, Fn&& fn) const {
+  if (range_end.empty()) {
+    auto it = live_.find(key);
+    if (it != live_.end()) fn(it->first, *it->second);
+    return;
+  }
+  const bool to_end = range_end == std::string_view("\0", 1);
+  if (!to_end && range_end <= key) return;
+  for (auto it = live_.lower_bound(key); it != live_.end(); ++it) {
+    if (!to_end && it->first >= range_end) break;
+    if (!fn(it->first, *it->second)) break;
+  }
+}
+
 const KeyRecord* MvccStore::FindLive(std::string_view key) const {
-  auto it = index_.find(key);
-  return it != index_.end() && it->second.live ? &it->second : nullptr;
+  auto it = live_.find(key);
+  return it != live_.end() ? it->second : nullptr;
 }
 
 void MvccStore::ForEachLive(std::string_view key, std::string_view range_end,
                             const std::function<void(const std::string&, const KeyRecord&)>& fn) const {
-  ForEachRecord(key, range_end, [&](const std::string& k, const KeyRecord& r) {
-    if (r.live) fn(k, r);
+  ForEachLiveRecord(key, range_end, [&](std::string_view k, const KeyRecord& r) {
+    fn(std::string(k), r);
     return true;
   });
 }
@@ -87,16 +102,17 @@ absl::StatusOr<RangeResult> MvccStore::Range(std::string_view key, std::string_v
   if (rev < compacted_) return errors::Compacted();
   result.revision = rev;
   absl::Status status;
-  const bool historical = rev < current_;
-  ForEachRecord(key, range_end, [&](const std::string& k, const KeyRecord& r) {
-    if (!historical) {
-      if (!r.live) return true;
+  if (rev == current_) {
+    ForEachLiveRecord(key, range_end, [&](std::string_view k, const KeyRecord& r) {
       ++result.count;
       if (!options.count_only && (options.limit <= 0 || static_cast<int64_t>(result.kvs.size()) < options.limit)) {
-        result.kvs.push_back(ToKeyValue(k, r));
+        result.kvs.push_back(ToKeyValue(std::string(k), r));
       }
       return true;
-    }
+    });
+    return result;
+  }
+  ForEachRecord(key, range_end, [&](const std::string& k, const KeyRecord& r) {
     // The last change at or below `rev` decides whether the key existed then.
     auto it = std::upper_bound(r.changes.begin(), r.changes.end(), rev,
                                [](int64_t v, const KeyChange& c) { return v < c.rev.main; });
@@ -188,6 +204,7 @@ absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch) {
 
 absl::Status MvccStore::Restore(
     const std::function<void(const std::string& key, const KeyRecord&)>& on_live_key) {
+  live_.clear();
   index_.clear();
   auto it = engine_->NewIterator();
   int64_t last_main = 1;
@@ -221,21 +238,26 @@ absl::Status MvccStore::Restore(
   if (!meta_compact.ok()) return meta_compact.status();
   current_ = std::max<int64_t>(last_main, static_cast<int64_t>(*meta_rev));
   compacted_ = static_cast<int64_t>(*meta_compact);
-  for (const auto& [key, record] : index_) {
-    if (record.live) on_live_key(key, record);
+  live_.clear();
+  for (auto& [key, record] : index_) {
+    if (!record.live) continue;
+    live_.emplace(key, &record);
+    on_live_key(key, record);
   }
   return absl::OkStatus();
 }
 
 std::optional<mvccpb::KeyValue> MvccStore::WriteTxn::Put(const std::string& key, const std::string& value,
                                                          int64_t lease) {
-  KeyRecord& record = store_->index_[key];
+  auto [entry, inserted] = store_->index_.try_emplace(key);
+  KeyRecord& record = entry->second;
   std::optional<mvccpb::KeyValue> prev;
   if (record.live) prev = ToKeyValue(key, record);
   Revision rev{main_, next_sub_++};
   if (!record.live) {
     record.create_revision = main_;
     record.version = 0;
+    store_->live_.emplace(entry->first, &record);
   }
   record.live = true;
   record.version += 1;
@@ -257,8 +279,8 @@ std::optional<mvccpb::KeyValue> MvccStore::WriteTxn::Put(const std::string& key,
 std::vector<mvccpb::KeyValue> MvccStore::WriteTxn::DeleteRange(std::string_view key,
                                                                std::string_view range_end) {
   std::vector<std::string> victims;
-  store_->ForEachRecord(key, range_end, [&](const std::string& k, const KeyRecord& r) {
-    if (r.live) victims.push_back(k);
+  store_->ForEachLiveRecord(key, range_end, [&](std::string_view k, const KeyRecord&) {
+    victims.emplace_back(k);
     return true;
   });
   std::vector<mvccpb::KeyValue> deleted;
@@ -271,6 +293,7 @@ std::vector<mvccpb::KeyValue> MvccStore::WriteTxn::DeleteRange(std::string_view 
     tombstone.set_key(k);
     tombstone.set_mod_revision(main_);
     record.live = false;
+    store_->live_.erase(k);
     record.create_revision = record.mod_revision = record.version = record.lease = 0;
     record.value.clear();
     record.changes.push_back({rev, true});

@@ -119,14 +119,21 @@ class MvccStore {
   };
 
  private:
+  // Every record (live or only history) in the range, in key order; `fn` returns false to stop.
   template <typename Fn>
   void ForEachRecord(std::string_view key, std::string_view range_end, Fn&& fn) const;
+  // Live records only, in key order, without stepping over the deleted keys kept for history.
+  template <typename Fn>
+  void ForEachLiveRecord(std::string_view key, std::string_view range_end, Fn&& fn) const;
   absl::StatusOr<mvccpb::KeyValue> LoadVersion(const Revision& rev) const;
 
   void RecordVersion(const Revision& rev, std::string encoded, rocksdb::WriteBatch* batch);
 
   Engine* engine_;
   std::map<std::string, KeyRecord, std::less<>> index_;
+  // The live subset of index_ (keys view index_'s own; map nodes never move). Current-revision reads
+  // walk this, so keys created and deleted over and over (lock keys, sessions) cost them nothing.
+  std::map<std::string_view, KeyRecord*, std::less<>> live_;
   absl::flat_hash_map<std::string, std::string> unflushed_;  // revision key -> encoded version
   int64_t current_ = 1;
   int64_t compacted_ = 0;

@@ -277,6 +277,49 @@ absl::Status StateMachine::ApplyTxn(MvccStore::WriteTxn& txn, const etcdserverpb
   return absl::OkStatus();
 }
 
+bool StateMachine::IsReadOnly(const etcdserverpb::TxnRequest& request) {
+  for (const auto* ops : {&request.success(), &request.failure()}) {
+    for (const auto& op : *ops) {
+      if (op.has_request_txn() ? !IsReadOnly(op.request_txn()) : !op.has_request_range()) return false;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<etcdserverpb::TxnResponse> StateMachine::ReadOnlyTxn(const etcdserverpb::TxnRequest& request) const {
+  absl::ReaderMutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckTxnOps(request));
+  TxnPath path;
+  ComputePath(this, request, &path, [this](const etcdserverpb::Compare& c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return EvaluateCompare(c); });
+  size_t next = 0;
+  const int64_t revision = store_.revision();
+  absl::Status failed;
+  std::function<void(const etcdserverpb::TxnRequest&, etcdserverpb::TxnResponse*)> run =
+      [&](const etcdserverpb::TxnRequest& t, etcdserverpb::TxnResponse* out) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    const bool ok = path[next++];
+    out->set_succeeded(ok);
+    for (const auto& op : ok ? t.success() : t.failure()) {
+      auto* result = out->add_responses();
+      if (op.has_request_range()) {
+        auto range = RangeLocked(op.request_range(), 0);
+        if (range.ok()) {
+          *result->mutable_response_range() = std::move(*range);
+        } else if (failed.ok()) {
+          failed = range.status();
+        }
+      } else if (op.has_request_txn()) {
+        run(op.request_txn(), result->mutable_response_txn());
+        result->mutable_response_txn()->mutable_header()->set_revision(revision);
+      }
+    }
+  };
+  etcdserverpb::TxnResponse response;
+  run(request, &response);
+  RETURN_IF_ERROR(failed);
+  response.mutable_header()->set_revision(revision);
+  return response;
+}
+
 void StateMachine::PersistLease(int64_t id, rocksdb::WriteBatch* batch) {
   auto record = leases_.Record(id);
   if (!record) return;

@@ -71,6 +71,10 @@ class StateMachine {
 
   // A serializable read of the current state (or of a past revision).
   absl::StatusOr<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request) const;
+  // A transaction whose operations are all ranges (nested ones too), answered from the current
+  // state without a log entry — as etcd serves read-only transactions.
+  static bool IsReadOnly(const etcdserverpb::TxnRequest& request);
+  absl::StatusOr<etcdserverpb::TxnResponse> ReadOnlyTxn(const etcdserverpb::TxnRequest& request) const;
   int64_t revision() const;
   int64_t compacted_revision() const;
   // Watch events of flushed revisions [from, to]; see MvccStore::History.

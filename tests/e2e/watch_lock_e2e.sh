@@ -57,11 +57,33 @@ OUT=$(ctl lock b -- sh -c 'exit 3' 2>&1); RC=$?
 check "lock passes on the command's failure" "1 Error: exit status 3" "$RC $OUT"
 run_ctl get a --prefix; check "released locks leave no keys" "" "$OUT"
 
-# --- election ---
+# --- lock: a crashed holder's lock passes on when its session lease runs out ---
+etcdctl --endpoints="$EP" lock c --ttl 3 >"$L.c1" 2>&1 & C1=$!
+sleep 0.7
+etcdctl --endpoints="$EP" lock c >"$L.c2" 2>&1 & C2=$!
+sleep 0.5
+check "waiter waits while the holder lives" "" "$(cat "$L.c2")"
+START=$(date +%s%N)
+kill -9 "$C1"; wait "$C1" 2>/dev/null
+for _ in $(seq 1 60); do [ -s "$L.c2" ] && break; sleep 0.1; done
+MS=$(( ($(date +%s%N) - START) / 1000000 ))
+if [ -s "$L.c2" ] && [ "$MS" -le 4500 ]; then pass "waiter takes over from a killed holder (--ttl 3: ${MS} ms)"; else fail "waiter takes over from a killed holder" "${MS} ms: $(cat "$L.c2")"; fi
+kill -INT "$C2"; wait "$C2"
+
+# --- election: two campaigners, one leader at a time ---
 etcdctl --endpoints="$EP" elect e p1 >"$L.e1" 2>&1 & E1=$!
 sleep 0.7
 OUT=$(timeout 2 etcdctl --endpoints="$EP" elect -l e 2>&1 | head -2)
 check_match "elect -l sees the leader's proposal" "^e/[0-9a-f]+"$'\n'"p1$" "$OUT"
+etcdctl --endpoints="$EP" elect e p2 >"$L.e2" 2>&1 & E2=$!
+(timeout 4 etcdctl --endpoints="$EP" elect -l e >"$L.obs" 2>&1 &)
+sleep 0.7
+check "second campaigner waits" "" "$(cat "$L.e2")"
 kill -INT "$E1"; wait "$E1"
+for _ in $(seq 1 50); do [ -s "$L.e2" ] && break; sleep 0.1; done
+check_match "second campaigner leads once the first resigns" "^e/[0-9a-f]+"$'\n'"p2$" "$(cat "$L.e2")"
+sleep 0.3
+check_match "elect -l follows the change of leader" "p1"$'\n'"e/[0-9a-f]+"$'\n'"p2" "$(cat "$L.obs")"
+kill -INT "$E2"; wait "$E2"
 
 e2e_finish

@@ -121,8 +121,10 @@ CASES=(
   "range, linearizable|range --clients 256 --conns 16 $D"
   "range, serializable|range --serializable --clients 256 --conns 16 $D"
   "txn-lock cycles, 64 clients on 64 locks|txn-lock --clients 64 --conns 16 $D"
-  "txn-lock cycles, 16 clients on 1 lock|txn-lock --clients 16 --locks 1 --conns 4 $D"
+  "lock hand-over cycles, 16 clients on 1 lock|txn-lock --clients 16 --locks 1 --conns 16 $D"
   "watch-fanout events, 1000 watchers, 10 puts/s|watch-fanout --clients 1000 --conns 16 --rate 10 $D"
+  "watch-fanout events, 10000 watchers on 100 streams, 1 put/s|watch-fanout --clients 10000 --watchers-per-stream 100 --conns 16 --rate 1 $D"
+  "watch-fanout events, 10000 watchers on 10000 streams, 1 put/s|watch-fanout --clients 10000 --conns 16 --rate 1 $D"
 )
 for r in $(seq 1 "$REPEATS"); do
   echo "repeat $r/$REPEATS"

@@ -140,7 +140,10 @@ void WatchStream::EnqueueLocked(etcdserverpb::WatchResponse response) {
 
 void WatchStream::WriteNextLocked() {
   writing_ = true;
-  StartWrite(&queue_.front());
+  // With more responses queued behind this one, let gRPC hold it and send them together (one frame
+  // write for many responses when a put fans out to many watchers of this stream); the last queued
+  // response goes without the hint, which flushes the lot.
+  StartWrite(&queue_.front(), queue_.size() > 1 ? grpc::WriteOptions().set_buffer_hint() : grpc::WriteOptions());
 }
 
 void WatchStream::OnWriteDone(bool ok) {

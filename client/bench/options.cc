@@ -21,15 +21,16 @@ const char kUsage[] =
     "  txn-lock           etcd's Mutex cycle: grant, txn put-if-absent, range owner, (contended: wait for\n"
     "                     the older key's deletion by watch), delete, revoke; --locks < --clients contends.\n"
     "                     Checks that holders never overlap and fencing tokens (create_revision) only grow\n"
-    "  watch-fanout       --clients watch streams on one prefix; puts at --rate (default 10/s); reports\n"
-    "                     events delivered per second and put-to-watcher latency\n"
+    "  watch-fanout       --clients watchers on one prefix, --watchers-per-stream of them per stream (default\n"
+    "                     1); puts at --rate (default 10/s); reports events delivered per second and\n"
+    "                     put-to-watcher latency\n"
     "  expiry-storm       grant --storm-leases leases of --storm-ttl s, one key each; time until all keys\n"
     "                     are gone, and the p99 of a background put load before and during the storm\n\n"
     "flags:\n"
     "  --endpoints=host:port[,...]  --conns=N  --clients=N  --total=N | --duration=SECONDS\n"
     "  --rate=OPS_PER_S (open loop; latency from the intended start)  --json\n"
     "  --ttl=S --revoke=BOOL --leases-per-stream=N --key-size=N --value-size=N --key-space=N\n"
-    "  --with-lease --serializable --locks=N --storm-leases=N --storm-ttl=S --storm-put-rate=R\n";
+    "  --with-lease --serializable --locks=N --watchers-per-stream=N --storm-leases=N --storm-ttl=S --storm-put-rate=R\n";
 
 [[noreturn]] void Usage(const std::string& error) {
   if (!error.empty()) std::fprintf(stderr, "leasehold-bench: %s\n\n", error.c_str());
@@ -87,6 +88,7 @@ Options ParseOptions(int argc, char** argv) {
       {"with-lease", [&](auto& n, auto& v) { o.with_lease = Bool(n, v); }},
       {"serializable", [&](auto& n, auto& v) { o.serializable = Bool(n, v); }},
       {"locks", [&](auto& n, auto& v) { o.locks = static_cast<int>(Int(n, v)); }},
+      {"watchers-per-stream", [&](auto& n, auto& v) { o.watchers_per_stream = static_cast<int>(Int(n, v)); }},
       {"storm-leases", [&](auto& n, auto& v) { o.storm_leases = std::max<int64_t>(1, Int(n, v)); }},
       {"storm-ttl", [&](auto& n, auto& v) { o.storm_ttl = std::max<int64_t>(1, Int(n, v)); }},
       {"storm-put-rate", [&](auto& n, auto& v) { o.storm_put_rate = Double(n, v); }},

@@ -25,6 +25,7 @@ struct Options {
   int64_t key_space = 100000;
   bool with_lease = false;          // put: attach a lease (one per client)
   bool serializable = false;        // range
+  int watchers_per_stream = 1;     // watch-fanout: watchers multiplexed on one stream, as etcd clients do
   int locks = 0;                    // txn-lock: number of lock names (0: one per client, uncontended)
   int64_t storm_leases = 100000;    // expiry-storm
   int64_t storm_ttl = 5;

@@ -378,8 +378,9 @@ Report WatchFanoutLoad(const Options& o, Connections& c) {
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - epoch).count();
   };
   std::vector<std::unique_ptr<WatchClient>> streams;
+  const int per_stream = std::max(1, o.watchers_per_stream);
   for (int i = 0; i < o.clients; ++i) {
-    streams.push_back(std::make_unique<WatchClient>(c.watch(i)));
+    if (i % per_stream == 0) streams.push_back(std::make_unique<WatchClient>(c.watch(i / per_stream)));
     etcdserverpb::WatchCreateRequest create;
     create.set_key("fanout/");
     create.set_range_end("fanout0");
@@ -411,6 +412,7 @@ Report WatchFanoutLoad(const Options& o, Connections& c) {
   r.load.seconds = put_load.seconds;
   r.load.errors = put_load.errors;
   r.extras.emplace_back("watchers", o.clients);
+  r.extras.emplace_back("streams", static_cast<double>(streams.size()));
   r.extras.emplace_back("puts", static_cast<double>(put_load.ops));
   r.extras.emplace_back("events_missing", static_cast<double>(expected - delivered.load()));
   return r;

@@ -261,7 +261,7 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     absl::Status st = node_->ProposeBatch(data);
     for (auto& p : inbox.proposals) {
       if (st.ok()) {
-        waiters_[p.entry.id()] = Waiter{std::move(p.done), deadline};
+        waiters_[p.entry.id()] = Waiter{std::move(p.done), deadline, is_leader() ? 0 : leader_id()};
       } else {
         failed.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::NoLeader()));
       }
@@ -345,6 +345,28 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
     while (!reads_to_serve_.empty() && reads_to_serve_.begin()->first <= applied) {
       group.status_completions.emplace_back(std::move(reads_to_serve_.begin()->second.done), absl::OkStatus());
       reads_to_serve_.erase(reads_to_serve_.begin());
+    }
+    if (new_leader_ != 0) {
+      // A new leader is known: proposals forwarded to an earlier one may have died with it. Their
+      // outcome is unknown (the new leader may still commit one the old leader replicated): say so
+      // now, as etcd's "leader changed", rather than after the whole request timeout, so clients
+      // can retry against the new leader at once.
+      const uint64_t leader = new_leader_;
+      new_leader_ = 0;
+      for (auto it = waiters_.begin(); it != waiters_.end();) {
+        if (it->second.forwarded_to == 0 || it->second.forwarded_to == leader) {
+          ++it;
+          continue;
+        }
+        group.completions.emplace_back(std::move(it->second.done), storage::ApplyResult::Error(errors::LeaderChanged()));
+        it = waiters_.erase(it);
+      }
+      // Read barriers still waiting for a read index may have asked the old leader: etcd answers
+      // those with "leader changed" too.
+      for (auto& [context, list] : read_waiters_) {
+        for (auto& w : list) group.status_completions.emplace_back(std::move(w.done), errors::LeaderChanged());
+      }
+      read_waiters_.clear();
     }
     if (!group.completions.empty() || !group.status_completions.empty() || !group.events.empty() ||
         group.revision != 0) {
@@ -450,6 +472,7 @@ void NodeLoop::OnSoftState(const raft::SoftState& soft) {
     promote_pending_ = false;
   }
   if (!leading) promote_pending_ = false;
+  if (soft.lead != 0 && previous != soft.lead) new_leader_ = soft.lead;
   if (previous != soft.lead) {
     LogInfo("leader changed", {{"leader", Hex(soft.lead)}, {"term", std::to_string(node_->raft().term())}});
   }

@@ -112,6 +112,7 @@ class NodeLoop : public Proposer {
   struct Waiter {
     Done done;
     int64_t deadline_ms = 0;
+    uint64_t forwarded_to = 0;  // the leader it went to, when another member led: lost if that one died
   };
   struct StatusWaiter {
     StatusDone done;
@@ -182,6 +183,7 @@ class NodeLoop : public Proposer {
   std::atomic<uint64_t> committed_{0};
   std::atomic<bool> lease_valid_{false};
   std::atomic<bool> sole_voter_leader_{false};  // see ReadBarrier
+  uint64_t new_leader_ = 0;  // loop thread only: a leader newly known this Ready; see ProcessReady
   // When the loop last computed lease_valid_ (steady clock, ms): a loop stalled for longer than two
   // ticks cannot vouch for its leadership, whatever it computed last.
   std::atomic<int64_t> lease_checked_ms_{0};

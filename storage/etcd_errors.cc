@@ -27,6 +27,7 @@ absl::Status LeaseExists() {
 }
 absl::Status LeaseTtlTooLarge() { return absl::OutOfRangeError("etcdserver: too large lease TTL"); }
 absl::Status NoLeader() { return absl::UnavailableError("etcdserver: no leader"); }
+absl::Status LeaderChanged() { return absl::UnavailableError("etcdserver: leader changed"); }
 absl::Status RequestTimeout() { return absl::UnavailableError("etcdserver: request timed out"); }
 absl::Status Stopped() { return absl::UnavailableError("etcdserver: server stopped"); }
 absl::Status NotCapable() { return absl::UnavailableError("etcdserver: not capable"); }

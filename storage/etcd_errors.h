@@ -20,6 +20,7 @@ absl::Status LeaseExists();         // FailedPrecondition "etcdserver: lease alr
 absl::Status LeaseTtlTooLarge();    // OutOfRange "etcdserver: too large lease TTL"
 absl::Status NoLeader();            // Unavailable "etcdserver: no leader"
 absl::Status RequestTimeout();      // Unavailable "etcdserver: request timed out"
+absl::Status LeaderChanged();       // Unavailable "etcdserver: leader changed"
 absl::Status Stopped();             // Unavailable "etcdserver: server stopped"
 absl::Status NotCapable();          // Unavailable "etcdserver: not capable"
 absl::Status MemberNotFound();      // NotFound "etcdserver: member not found"

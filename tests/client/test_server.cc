@@ -42,12 +42,45 @@ TestServer::TestServer(std::vector<std::string> extra_flags) {
   Start();
 }
 
+TestServer::TestServer(const std::string& name, int client_port, int peer_port, const std::string& initial_cluster) {
+  char tmpl[] = "/tmp/leasehold-client-test-XXXXXX";
+  dir_ = mkdtemp(tmpl);
+  endpoint_ = "127.0.0.1:" + std::to_string(client_port);
+  const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port);
+  flags_ = {"--name=" + name, "--data-dir=" + dir_ + "/data", "--listen-client-urls=http://" + endpoint_,
+            "--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+            "--initial-cluster=" + initial_cluster, "--initial-cluster-token=client-test", "--log-level=warn"};
+}
+
+std::vector<std::unique_ptr<TestServer>> TestServer::StartCluster(int n) {
+  std::vector<int> client_ports, peer_ports;
+  std::string initial;
+  for (int i = 0; i < n; ++i) {
+    client_ports.push_back(FreePort());
+    peer_ports.push_back(FreePort());
+    initial += (i ? "," : "") + std::string("m") + std::to_string(i) + "=http://127.0.0.1:" + std::to_string(peer_ports[i]);
+  }
+  std::vector<std::unique_ptr<TestServer>> members;
+  for (int i = 0; i < n; ++i) {
+    members.push_back(std::unique_ptr<TestServer>(
+        new TestServer("m" + std::to_string(i), client_ports[i], peer_ports[i], initial)));
+    members.back()->Spawn();
+  }
+  for (auto& m : members) m->WaitServing();
+  return members;
+}
+
 TestServer::~TestServer() {
   if (pid_ > 0) Kill();
   std::filesystem::remove_all(dir_);
 }
 
 void TestServer::Start() {
+  Spawn();
+  WaitServing();
+}
+
+void TestServer::Spawn() {
   pid_ = fork();
   if (pid_ == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a test that crashed or timed out
@@ -61,6 +94,9 @@ void TestServer::Start() {
     execv(binary.c_str(), argv.data());
     _exit(127);
   }
+}
+
+void TestServer::WaitServing() {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,12 @@ namespace leasehold::testing {
 
 class TestServer {
  public:
+  // A one-member cluster, started.
   explicit TestServer(std::vector<std::string> extra_flags = {});
   ~TestServer();
+
+  // `n` members of one cluster on loopback, started together; returns once they serve.
+  static std::vector<std::unique_ptr<TestServer>> StartCluster(int n);
 
   // Starts the process (again, on the same ports and data dir) and waits until it serves.
   void Start();
@@ -25,6 +30,10 @@ class TestServer {
   static int FreePort();
 
  private:
+  TestServer(const std::string& name, int client_port, int peer_port, const std::string& initial_cluster);
+  void Spawn();
+  void WaitServing();
+
   std::vector<std::string> flags_;
   std::string dir_;
   std::string endpoint_;

@@ -37,11 +37,9 @@ class ThreadedUnaryReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
-BlockingCalls::~BlockingCalls() {
+void BlockingCalls::Drain() {
   absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(absl::Condition(
-                           +[](int* running) { return *running == 0; }, &running_),
-                       absl::Seconds(5));
+  mu_.Await(absl::Condition(+[](int* running) { return *running == 0; }, &running_));
 }
 
 bool BlockingCalls::Acquire() {

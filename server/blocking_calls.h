@@ -17,8 +17,10 @@ namespace leasehold::server {
 class BlockingCalls {
  public:
   explicit BlockingCalls(int max_running) : max_running_(max_running) {}
-  // Waits for running handlers to return (they are cancelled when the server shuts down).
-  ~BlockingCalls();
+  ~BlockingCalls() { Drain(); }
+  // Waits until no handler runs. Call after the server's Shutdown (which cancels waiting calls) and
+  // before what the handlers use goes away.
+  void Drain();
 
   using Handler = std::function<grpc::Status(const CancellationToken& cancel)>;
   // A unary call: `handler` fills the response and returns the call's status.

@@ -44,11 +44,10 @@ grpc::ServerUnaryReactor* ElectionService::Campaign(grpc::CallbackServerContext*
   return calls_->Unary(context, [this, request, response](const CancellationToken& cancel) {
     Client* const client = client_.load();
     if (client == nullptr) return NotReady();
-    auto session = KeepSessionLease(client, request->lease());
-    if (!session.ok()) return ToGrpcStatus(session.status());
+    auto lease = SessionLease(client, request->lease());
+    if (!lease.ok()) return ToGrpcStatus(lease.status());
     Election election(client, request->name());
-    auto leader = election.Campaign((*session)->id(), request->value(), absl::InfiniteDuration(), cancel);
-    (*session)->Orphan();
+    auto leader = election.Campaign(*lease, request->value(), absl::InfiniteDuration(), cancel);
     if (!leader.ok()) return ElectionError(leader.status());
     response->mutable_header()->set_revision(member_->state_machine().revision());
     member_->FillHeader(response->mutable_header());

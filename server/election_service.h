@@ -1,7 +1,7 @@
 // v3electionpb.Election: etcd's election service, for clients that speak gRPC but have no election
 // recipe of their own. It runs the client library's Election against this member (through an
 // in-process channel), so it interoperates with `etcdctl elect` and leasehold::Election. Campaign
-// keeps the caller's lease alive while it waits, as etcd does; lease 0 gets a fresh 60 s lease.
+// uses the caller's lease as it is, as etcd does; lease 0 gets a fresh 60 s lease.
 // Errors are etcd 3.4's: "election: not leader", "election: no leader" and a missing leader key,
 // with gRPC code UNKNOWN as etcd 3.4 sends them.
 #pragma once

@@ -18,11 +18,10 @@ grpc::ServerUnaryReactor* LockService::Lock(grpc::CallbackServerContext* context
   return calls_->Unary(context, [this, request, response](const CancellationToken& cancel) {
     Client* const client = client_.load();
     if (client == nullptr) return NotReady();
-    auto session = KeepSessionLease(client, request->lease());
-    if (!session.ok()) return ToGrpcStatus(session.status());
-    Mutex mutex(client, request->name(), (*session)->id());
+    auto lease = SessionLease(client, request->lease());
+    if (!lease.ok()) return ToGrpcStatus(lease.status());
+    Mutex mutex(client, request->name(), *lease);
     auto token = mutex.Lock(absl::InfiniteDuration(), cancel);
-    (*session)->Orphan();
     if (!token.ok()) return ToGrpcStatus(token.status());
     response->mutable_header()->set_revision(token->revision);
     member_->FillHeader(response->mutable_header());

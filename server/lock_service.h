@@ -1,7 +1,8 @@
 // v3lockpb.Lock: etcd's lock service, for clients that speak gRPC but have no lock recipe of their
 // own. It runs the client library's Mutex against this member (through an in-process channel), so
-// its locks and those taken by `etcdctl lock` or leasehold::Mutex are the same locks. As etcd does,
-// the caller's lease is kept alive while the call waits, and a lease of 0 gets a fresh 60 s lease.
+// its locks and those taken by `etcdctl lock` or leasehold::Mutex are the same locks. As etcd does, it
+// uses the caller's lease as it is (the caller keeps it alive), and a lease of 0 gets a fresh 60 s
+// lease.
 #pragma once
 
 #include <memory>

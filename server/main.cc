@@ -207,6 +207,7 @@ int Serve(const Flags& flags) {
   LogInfo("shutting down", {{"signal", std::to_string(received)}});
   expiry.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  blocking_calls.Drain();  // before the in-process client and the services go
   peer_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   node.Stop();
   transport.Stop();

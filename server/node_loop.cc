@@ -176,7 +176,10 @@ void NodeLoop::ProposeConfChange(raftpb::ConfChange change, StatusDone done) {
 void NodeLoop::ReadBarrier(StatusDone done) {
   // A sole voter's applied state already holds every acknowledged write (answers follow the apply):
   // serve at once rather than wait a loop round, which may be busy syncing the next batch.
-  if (sole_voter_leader_.load(std::memory_order_acquire)) return done(absl::OkStatus());
+  if (sole_voter_leader_.load(std::memory_order_acquire) &&
+      state_machine_->applied_index() >= committed_.load(std::memory_order_relaxed)) {
+    return done(absl::OkStatus());
+  }
   {
     absl::MutexLock lock(&mu_);
     if (!stopping_) {
@@ -261,7 +264,10 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     absl::Status st = node_->ProposeBatch(data);
     for (auto& p : inbox.proposals) {
       if (st.ok()) {
-        waiters_[p.entry.id()] = Waiter{std::move(p.done), deadline, is_leader() ? 0 : leader_id()};
+        // Raft forwards to the leader it knows now (messages of this round included), not to the
+        // one leader_ last recorded.
+        const uint64_t lead = node_->raft().lead();
+        waiters_[p.entry.id()] = Waiter{std::move(p.done), deadline, lead == options_.id ? 0 : lead};
       } else {
         failed.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::NoLeader()));
       }
@@ -288,7 +294,7 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     auto& list = read_waiters_[context];
     for (auto& r : inbox.reads) {
       if (st.ok()) {
-        list.push_back(StatusWaiter{std::move(r), deadline});
+        list.push_back(StatusWaiter{std::move(r), deadline, node_->raft().lead()});
       } else {
         failed.status_completions.emplace_back(std::move(r), errors::NoLeader());
       }
@@ -361,12 +367,20 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
         group.completions.emplace_back(std::move(it->second.done), storage::ApplyResult::Error(errors::LeaderChanged()));
         it = waiters_.erase(it);
       }
-      // Read barriers still waiting for a read index may have asked the old leader: etcd answers
-      // those with "leader changed" too.
-      for (auto& [context, list] : read_waiters_) {
-        for (auto& w : list) group.status_completions.emplace_back(std::move(w.done), errors::LeaderChanged());
+      // Read barriers still waiting for a read index asked of an earlier leader will not get one:
+      // etcd answers those with "leader changed" too.
+      for (auto it = read_waiters_.begin(); it != read_waiters_.end();) {
+        auto& list = it->second;
+        for (auto w = list.begin(); w != list.end();) {
+          if (w->asked == leader) {
+            ++w;
+            continue;
+          }
+          group.status_completions.emplace_back(std::move(w->done), errors::LeaderChanged());
+          w = list.erase(w);
+        }
+        it = list.empty() ? read_waiters_.erase(it) : std::next(it);
       }
-      read_waiters_.clear();
     }
     if (!group.completions.empty() || !group.status_completions.empty() || !group.events.empty() ||
         group.revision != 0) {

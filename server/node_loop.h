@@ -117,6 +117,7 @@ class NodeLoop : public Proposer {
   struct StatusWaiter {
     StatusDone done;
     int64_t deadline_ms = 0;
+    uint64_t asked = 0;  // read barriers: the leader the read index was asked of
   };
   struct PendingProposal {
     internalpb::InternalRequest entry;

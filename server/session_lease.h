@@ -1,16 +1,19 @@
-// The lease a Lock or Campaign call waits under, as etcd's server-side sessions treat it: a given
-// lease is kept alive for as long as the call waits; lease 0 means "grant one of 60 s". Either way the
-// lease is left running (orphaned), not revoked, when the call returns.
+// The lease a Lock or Campaign call runs under, as etcd's server-side sessions treat it: a given
+// lease is used as it is (the caller keeps it alive; the server does not renew it — a paused caller
+// loses its locks after the TTL, as with etcd); lease 0 means "grant one of 60 s", left to run out.
 #pragma once
 
-#include <memory>
+#include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "client/leasehold/managed_lease.h"
+
+namespace leasehold {
+class Client;
+}
 
 namespace leasehold::server {
 
-// Starts keeping `lease_id` (or a new 60 s lease when 0) alive. NotFound when the lease does not exist.
-absl::StatusOr<std::unique_ptr<ManagedLease>> KeepSessionLease(Client* client, int64_t lease_id);
+// `lease_id`, or a new 60 s lease's id when it is 0.
+absl::StatusOr<int64_t> SessionLease(Client* client, int64_t lease_id);
 
 }  // namespace leasehold::server

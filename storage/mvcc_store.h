@@ -55,6 +55,9 @@ struct RangeResult {
 
 class MvccStore {
  public:
+  // Not copyable: live_ points into index_.
+  MvccStore(const MvccStore&) = delete;
+  MvccStore& operator=(const MvccStore&) = delete;
   explicit MvccStore(Engine* engine) : engine_(engine) {}
 
   // Rebuilds the in-memory index from the engine. `on_live_key` is called for every key that exists

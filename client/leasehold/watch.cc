@@ -53,12 +53,12 @@ void Watch::Run() {
     {
       absl::MutexLock lock(&mu_);
       context_ = nullptr;
+      if (over) break;  // result_ set by RunStream; a Cancel() racing with it must not replace it
       if (cancelled_) {
         result_ = absl::CancelledError("watch cancelled");
         break;
       }
     }
-    if (over) break;  // result_ set by RunStream
     if (status.error_code() == grpc::StatusCode::UNAVAILABLE || status.ok() ||
         status.error_code() == grpc::StatusCode::CANCELLED) {
       endpoints_->Failed(index);

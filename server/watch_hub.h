@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "mvccpb/kv.pb.h"
+#include "server/parallel_for.h"
 #include "storage/state_machine.h"
 
 namespace leasehold::server {
@@ -91,6 +92,9 @@ class WatchHub {
   void CatchUpLocked(WatchSink* sink, absl::flat_hash_map<int64_t, Watcher>& watchers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   storage::StateMachine* const state_machine_;
+  // Publish hands each stream its responses from a few threads at once: with thousands of streams,
+  // one thread doing every StartWrite (each a socket write) would be the fan-out's bottleneck.
+  ParallelFor fan_out_;
   mutable absl::Mutex mu_;
   int64_t published_revision_ ABSL_GUARDED_BY(mu_);
   // Watchers by sink, then by watch id.

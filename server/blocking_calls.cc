@@ -20,19 +20,11 @@ class ThreadedUnaryReactor final : public grpc::ServerUnaryReactor {
   void OnDone() override { Unref(); }
 
  private:
-  void Unref() {
-    bool last;
-    {
-      absl::MutexLock lock(&mu_);
-      last = --refs_ == 0;
-    }
-    if (last) delete this;
-  }
+  void Unref() { DropOwner(owners_, this); }
 
   BlockingCalls* const calls_;
   CancellationSource source_;
-  absl::Mutex mu_;
-  int refs_ ABSL_GUARDED_BY(mu_) = 2;  // the handler thread and gRPC
+  std::atomic<int> owners_{2};  // the handler thread and gRPC
 };
 
 }  // namespace

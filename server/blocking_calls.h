@@ -5,6 +5,7 @@
 // client cannot make the server spawn threads without bound.
 #pragma once
 
+#include <atomic>
 #include <functional>
 
 #include <grpcpp/grpcpp.h>
@@ -13,6 +14,12 @@
 #include "client/leasehold/cancellation.h"
 
 namespace leasehold::server {
+
+// Drops one of an object's two owners (its handler thread and gRPC); the last one deletes it.
+template <typename T>
+void DropOwner(std::atomic<int>& owners, T* self) {
+  if (owners.fetch_sub(1, std::memory_order_acq_rel) == 1) delete self;
+}
 
 class BlockingCalls {
  public:

@@ -63,14 +63,7 @@ class ThreadedWriteReactor final : public grpc::ServerWriteReactor<Message> {
     finished_ = true;
     this->Finish(final_status_);
   }
-  void Unref() {
-    bool last;
-    {
-      absl::MutexLock lock(&mu_);
-      last = --refs_ == 0;
-    }
-    if (last) delete this;
-  }
+  void Unref() { DropOwner(owners_, this); }
 
   BlockingCalls* const calls_;
   CancellationSource source_;
@@ -81,7 +74,7 @@ class ThreadedWriteReactor final : public grpc::ServerWriteReactor<Message> {
   bool handler_done_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
-  int refs_ ABSL_GUARDED_BY(mu_) = 2;  // the handler thread and gRPC
+  std::atomic<int> owners_{2};  // the handler thread and gRPC
 };
 
 template <typename Message>

@@ -10,14 +10,7 @@
 namespace leasehold {
 namespace {
 
-etcdserverpb::Compare StillLeads(const LeaderKey& leader) {
-  etcdserverpb::Compare compare;
-  compare.set_key(leader.key);
-  compare.set_target(etcdserverpb::Compare::CREATE);
-  compare.set_result(etcdserverpb::Compare::EQUAL);
-  compare.set_create_revision(leader.rev);
-  return compare;
-}
+etcdserverpb::Compare StillLeads(const LeaderKey& leader) { return CreateRevisionIs(leader.key, leader.rev); }
 
 // Responses of one watch, handed from its thread to a waiting caller.
 class WatchQueue {

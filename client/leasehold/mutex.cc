@@ -10,12 +10,7 @@ Mutex::Mutex(Client* client, std::string name, int64_t lease_id)
     : client_(client), prefix_(name + "/"), key_(absl::StrFormat("%s/%x", name, lease_id)), lease_id_(lease_id) {}
 
 etcdserverpb::Compare Mutex::HeldBy(const LockToken& token) {
-  etcdserverpb::Compare compare;
-  compare.set_key(token.key);
-  compare.set_target(etcdserverpb::Compare::CREATE);
-  compare.set_result(etcdserverpb::Compare::EQUAL);
-  compare.set_create_revision(token.fencing_token);
-  return compare;
+  return CreateRevisionIs(token.key, token.fencing_token);
 }
 
 absl::StatusOr<LockToken> Mutex::Lock(absl::Duration timeout, const CancellationToken& cancel) {

@@ -19,14 +19,19 @@ etcdserverpb::RangeRequest NewestBefore(const std::string& prefix, int64_t max_c
 
 }  // namespace
 
+etcdserverpb::Compare CreateRevisionIs(const std::string& key, int64_t revision) {
+  etcdserverpb::Compare compare;
+  compare.set_key(key);
+  compare.set_target(etcdserverpb::Compare::CREATE);
+  compare.set_result(etcdserverpb::Compare::EQUAL);
+  compare.set_create_revision(revision);
+  return compare;
+}
+
 absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix, const std::string& key,
                                    const std::string& value, int64_t lease) {
   etcdserverpb::TxnRequest txn;
-  auto* cmp = txn.add_compare();
-  cmp->set_key(key);
-  cmp->set_target(etcdserverpb::Compare::CREATE);
-  cmp->set_result(etcdserverpb::Compare::EQUAL);
-  cmp->set_create_revision(0);
+  *txn.add_compare() = CreateRevisionIs(key, 0);  // the key does not exist
   auto* put = txn.add_success()->mutable_request_put();
   put->set_key(key);
   put->set_value(value);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "etcdserverpb/rpc.pb.h"
 #include "absl/time/time.h"
 #include "client/leasehold/cancellation.h"
 
@@ -21,6 +22,10 @@ struct QueuePlace {
   std::string existing_value;   // its value then
   bool first = false;           // nobody is ahead of us
 };
+
+// The Txn compare "create_revision(key) == revision": true only while that very key still exists
+// (a recreated key has a new create revision). It fences writes by a lock holder or leader.
+etcdserverpb::Compare CreateRevisionIs(const std::string& key, int64_t revision);
 
 // Puts `key` = `value` under `lease` unless the key exists, and reads whether it is first under
 // `prefix` — in one transaction.

@@ -4,11 +4,13 @@
 // key guarded only by its lock (Mutex::HeldBy) — it does not check whether it still holds the lock,
 // just as a paused process would not know. Prints "acquired A accepted W refused R".
 //
-//   fenced_contender --endpoints=... --id=N [--duration=15] [--ttl=2] [--work-ms=100] [--lease-file=F]
-//       --lease-file: where it writes its current lease id (hex), so the script can find the holder.
+//   fenced_contender --endpoints=... --id=N [--duration=15] [--ttl=2] [--work-ms=100] [--holder-file=F]
+//       --holder-file: on taking the lock it writes its pid there, so the script can pause the holder.
 //   fenced_contender --endpoints=... --check
 //       reads the register's whole history and verifies that accepted writes' tokens never go down
 //       (no stale holder wrote after a newer one, no two holders interleaved); exits 1 otherwise.
+#include <unistd.h>
+
 #include <cstdio>
 #include <random>
 #include <string>
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
   int64_t ttl = 2;
   bool check = false;
   int work_ms = 100;
-  std::string lease_file;
+  std::string holder_file;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--endpoints=", 0) == 0) options.endpoints = absl::StrSplit(a.substr(12), ',', absl::SkipEmpty());
@@ -80,7 +82,7 @@ int main(int argc, char** argv) {
     else if (a.rfind("--duration=", 0) == 0) duration = std::stod(a.substr(11));
     else if (a.rfind("--ttl=", 0) == 0) ttl = std::stoll(a.substr(6));
     else if (a.rfind("--work-ms=", 0) == 0) work_ms = std::stoi(a.substr(10));
-    else if (a.rfind("--lease-file=", 0) == 0) lease_file = a.substr(13);
+    else if (a.rfind("--holder-file=", 0) == 0) holder_file = a.substr(14);
     else if (a == "--check") check = true;
     else return 2;
   }
@@ -95,16 +97,19 @@ int main(int argc, char** argv) {
   while (absl::Now() < end) {
     auto lease = leasehold::ManagedLease::Grant(client->get(), ttl);
     if (!lease.ok()) continue;
-    if (!lease_file.empty()) {
-      if (FILE* f = std::fopen(lease_file.c_str(), "w")) {
-        std::fprintf(f, "%llx\n", static_cast<unsigned long long>((*lease)->id()));
-        std::fclose(f);
-      }
-    }
     leasehold::Mutex mutex(client->get(), kLock, (*lease)->id());
     auto token = mutex.Lock(end - absl::Now());
     if (!token.ok()) continue;
     ++acquired;
+    if (!holder_file.empty()) {
+      // Written whole then renamed, so the script never reads half a pid.
+      const std::string tmp = holder_file + "." + std::to_string(id);
+      if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+        std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+        std::fclose(f);
+        std::rename(tmp.c_str(), holder_file.c_str());
+      }
+    }
     // The work, during which the script may pause us past our lease's TTL.
     std::this_thread::sleep_for(std::chrono::milliseconds(work_ms / 2 + rng() % (work_ms + 1)));
     etcdserverpb::TxnRequest txn;

@@ -152,7 +152,8 @@ int Serve(const Flags& flags) {
   LeaseService lease(&member);
   MaintenanceService maintenance(&member);
   ClusterService cluster_service(&member);
-  WatchService watch(&member, &watch_hub, absl::Milliseconds(flags.watch_progress_notify_interval_ms));
+  WatchService watch(&member, &watch_hub, absl::Milliseconds(flags.watch_progress_notify_interval_ms),
+                     absl::Milliseconds(flags.election_timeout_ms));
   // Lock and Election wait for as long as a holder keeps its lock, each call on a thread of its own.
   BlockingCalls blocking_calls(/*max_running=*/4096);
   LockService lock_service(&member, &blocking_calls);

@@ -121,6 +121,11 @@ void WatchHub::NotifyProgress() {
   }
 }
 
+void WatchHub::NotifyNoLeader() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [sink, watchers] : watchers_) sink->NoLeader();
+}
+
 void WatchHub::RemoveAll(WatchSink* sink) {
   absl::MutexLock lock(&mu_);
   watchers_.erase(sink);

@@ -45,6 +45,8 @@ class WatchSink {
   virtual void Progress(int64_t watch_id, int64_t revision) = 0;
   // The watcher is gone: what it still had to see was compacted away. Tell the client.
   virtual void Compacted(int64_t watch_id, int64_t compact_revision) = 0;
+  // This member has had no leader for a while; a stream whose client requires one ends.
+  virtual void NoLeader() = 0;
 };
 
 class WatchHub {
@@ -72,6 +74,8 @@ class WatchHub {
   // Sends a progress notification to every watcher that asked for them, is caught up and was sent
   // no event since the previous call (etcd's progress-notify ticker).
   void NotifyProgress();
+  // Tells every sink that this member has been without a leader (etcd's require-leader streams).
+  void NotifyNoLeader();
 
   int64_t published_revision() const;
   size_t watcher_count() const;

@@ -1,6 +1,7 @@
 // etcdserverpb.Watch: one WatchStream per call, all fed by the member's WatchHub; a ticker thread
 // sends progress notifications to idle watchers that asked for them (etcd's
-// --experimental-watch-progress-notify-interval).
+// --experimental-watch-progress-notify-interval), and a monitor ends require-leader streams while
+// this member has no leader.
 #pragma once
 
 #include <thread>
@@ -16,7 +17,9 @@ namespace leasehold::server {
 
 class WatchService final : public etcdserverpb::Watch::CallbackService {
  public:
-  WatchService(Member* member, WatchHub* hub, absl::Duration progress_interval);
+  // `election_timeout`: how often to look for a leader; after three looks without one, streams that
+  // require a leader end (etcd's monitorLeader).
+  WatchService(Member* member, WatchHub* hub, absl::Duration progress_interval, absl::Duration election_timeout);
   ~WatchService();
   grpc::ServerBidiReactor<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>* Watch(
       grpc::CallbackServerContext* context) override;
@@ -26,6 +29,7 @@ class WatchService final : public etcdserverpb::Watch::CallbackService {
   WatchHub* hub_;
   absl::Notification stop_;
   std::thread ticker_;
+  std::thread leader_monitor_;
 };
 
 }  // namespace leasehold::server

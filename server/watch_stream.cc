@@ -2,7 +2,10 @@
 
 namespace leasehold::server {
 
-WatchStream::WatchStream(Member* member, WatchHub* hub) : member_(member), hub_(hub) { StartRead(&request_); }
+WatchStream::WatchStream(Member* member, WatchHub* hub, bool require_leader)
+    : member_(member), hub_(hub), require_leader_(require_leader) {
+  StartRead(&request_);
+}
 
 etcdserverpb::WatchResponse WatchStream::Response(int64_t watch_id, int64_t revision) const {
   etcdserverpb::WatchResponse response;
@@ -171,6 +174,16 @@ void WatchStream::OnWriteDone(bool ok) {
   if (catch_up) hub_->CatchUp(this);  // outside our lock: the hub locks itself, then us
 }
 
+void WatchStream::NoLeader() {
+  if (!require_leader_) return;
+  absl::MutexLock lock(&mu_);
+  if (cancelled_) return;
+  cancelled_ = true;
+  final_status_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: no leader");
+  queue_.erase(writing_ ? queue_.begin() + 1 : queue_.begin(), queue_.end());
+  MaybeFinishLocked();
+}
+
 void WatchStream::OnCancel() {
   absl::MutexLock lock(&mu_);
   cancelled_ = true;
@@ -182,7 +195,7 @@ void WatchStream::OnCancel() {
 void WatchStream::MaybeFinishLocked() {
   if (finished_ || writing_ || !cancelled_) return;
   finished_ = true;
-  Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch stream cancelled"));
+  Finish(final_status_);
 }
 
 void WatchStream::OnDone() {

@@ -20,7 +20,10 @@ namespace leasehold::server {
 class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>,
                           public WatchSink {
  public:
-  WatchStream(Member* member, WatchHub* hub);
+  // `require_leader`: the client sent etcd's "hasleader: true" metadata (clientv3.WithRequireLeader,
+  // as `etcdctl watch` does): the stream ends with "etcdserver: no leader" when this member loses
+  // its leader for a while, so the client moves to another member instead of waiting in silence.
+  WatchStream(Member* member, WatchHub* hub, bool require_leader);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -30,6 +33,7 @@ class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequ
   bool Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) override;
   void Progress(int64_t watch_id, int64_t revision) override;
   void Compacted(int64_t watch_id, int64_t compact_revision) override;
+  void NoLeader() override;
 
  private:
   static constexpr size_t kMaxQueued = 1024;
@@ -50,6 +54,8 @@ class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequ
   bool refused_ ABSL_GUARDED_BY(mu_) = false;  // a delivery was refused: catch up when drained
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status final_status_ ABSL_GUARDED_BY(mu_){grpc::StatusCode::CANCELLED, "watch stream cancelled"};
+  const bool require_leader_;
   // Touched only by the read callbacks, which gRPC runs one at a time.
   absl::flat_hash_set<int64_t> ids_;
   int64_t next_id_ = 0;

@@ -36,6 +36,8 @@ void Watch::Run() {
   absl::Duration backoff = absl::Milliseconds(50);
   while (true) {
     grpc::ClientContext context;
+    // etcd's require-leader: a member cut off from its leader ends the stream, and we move on.
+    context.AddMetadata("hasleader", "true");
     size_t index = 0;
     const Endpoint& endpoint = endpoints_->Current(&index);
     {

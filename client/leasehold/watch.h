@@ -1,5 +1,6 @@
 // One watch, on its own thread and stream. Responses go to the handler in revision order, each event
-// once: when the stream breaks (member down, partitioned, restarted) the watch reconnects, on the
+// once: when the stream breaks (member down, restarted, or without a leader for three election
+// timeouts — the stream requires one, as etcdctl's do) the watch reconnects, on the
 // next endpoint, from the revision after the last one it delivered, so the handler sees no gap and no
 // repeat. Fragmented responses are joined before delivery. The handler also receives the first
 // `created` response and progress notifications (no events; header.revision says all events up to

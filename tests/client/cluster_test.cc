@@ -93,6 +93,35 @@ TEST(ClusterClientTest, LeaderKilledUnderTheClient) {
   auto token = mutex.Lock(absl::Seconds(5));
   ASSERT_TRUE(token.ok()) << token.status();
   EXPECT_TRUE(mutex.Unlock().ok());
+
+  // Quorum lost: the last member has no leader, and a watch stream that requires one (etcd's
+  // "hasleader" metadata, sent by etcdctl and by this library) is ended with etcd's error.
+  int survivor = -1;
+  for (int i = 0; i < 3; ++i) {
+    if (i == leader) continue;
+    if (survivor < 0) {
+      survivor = i;
+    } else {
+      members[i]->Kill();
+    }
+  }
+  auto stub = etcdserverpb::Watch::NewStub(
+      grpc::CreateChannel(members[survivor]->endpoint(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.AddMetadata("hasleader", "true");
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(15));
+  auto stream = stub->Watch(&context);
+  etcdserverpb::WatchRequest create;
+  create.mutable_create_request()->set_key("cw/");
+  ASSERT_TRUE(stream->Write(create));
+  const absl::Time cut = absl::Now();
+  etcdserverpb::WatchResponse response;
+  while (stream->Read(&response)) {
+  }
+  grpc::Status ended = stream->Finish();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(ended.error_message(), "etcdserver: no leader");
+  std::printf("  require-leader watch ended %.1f s after quorum was lost\n", absl::ToDoubleSeconds(absl::Now() - cut));
 }
 
 }  // namespace

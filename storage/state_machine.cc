@@ -218,13 +218,13 @@ void StateMachine::MoveKey(const std::string& key, int64_t from, int64_t to) {
   if (to != 0) leases_.Attach(to, key);
 }
 
-absl::Status StateMachine::CheckTxnOps(const etcdserverpb::TxnRequest& request) const {
-  TxnPath path;
-  ComputePath(this, request, &path, [this](const etcdserverpb::Compare& c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return EvaluateCompare(c); });
+absl::Status StateMachine::CheckTxnOps(const etcdserverpb::TxnRequest& request, TxnPath* path) const {
+  path->clear();
+  ComputePath(this, request, path, [this](const etcdserverpb::Compare& c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return EvaluateCompare(c); });
   size_t next = 0;
   std::function<absl::Status(const etcdserverpb::TxnRequest&)> check =
       [&](const etcdserverpb::TxnRequest& txn) ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::Status {
-    const bool ok = path[next++];
+    const bool ok = (*path)[next++];
     for (const auto& op : ok ? txn.success() : txn.failure()) {
       if (op.has_request_put()) {
         const auto& put = op.request_put();
@@ -245,35 +245,54 @@ absl::Status StateMachine::CheckTxnOps(const etcdserverpb::TxnRequest& request) 
   return check(request);
 }
 
-absl::Status StateMachine::ApplyTxn(MvccStore::WriteTxn& txn, const etcdserverpb::TxnRequest& request,
-                                    etcdserverpb::TxnResponse* response) {
-  RETURN_IF_ERROR(CheckTxnOps(request));
-  TxnPath path;
-  ComputePath(this, request, &path, [this](const etcdserverpb::Compare& c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return EvaluateCompare(c); });
+namespace {
+
+// Walks the branches `path` chose through `request`, nested transactions included: sets each level's
+// `succeeded`, adds one result per operation, lets `leaf` fill those of ranges, puts and deletes,
+// and stamps every response's header with `revision()` once its operations have run (a write
+// transaction's revision is known only after its first write).
+void RunTxnPath(const TxnPath& path, const etcdserverpb::TxnRequest& request, const std::function<int64_t()>& revision,
+                const std::function<void(const etcdserverpb::RequestOp&, etcdserverpb::ResponseOp*)>& leaf,
+                etcdserverpb::TxnResponse* response) {
   size_t next = 0;
   std::function<void(const etcdserverpb::TxnRequest&, etcdserverpb::TxnResponse*)> run =
-      [&](const etcdserverpb::TxnRequest& t, etcdserverpb::TxnResponse* out) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    const bool ok = path[next++];
-    out->set_succeeded(ok);
-    for (const auto& op : ok ? t.success() : t.failure()) {
-      auto* result = out->add_responses();
-      if (op.has_request_range()) {
-        auto range = RangeLocked(op.request_range(), txn.revision());
-        // Checked above: a range inside a transaction cannot fail here.
-        if (range.ok()) *result->mutable_response_range() = std::move(*range);
-      } else if (op.has_request_put()) {
-        // Preconditions were checked against the state before the transaction; a put cannot fail here.
-        (void)ApplyPut(txn, op.request_put(), result->mutable_response_put());
-      } else if (op.has_request_delete_range()) {
-        ApplyDelete(txn, op.request_delete_range(), result->mutable_response_delete_range());
-      } else if (op.has_request_txn()) {
-        run(op.request_txn(), result->mutable_response_txn());
-        result->mutable_response_txn()->mutable_header()->set_revision(txn.revision());
-      }
-    }
-  };
+      [&](const etcdserverpb::TxnRequest& t, etcdserverpb::TxnResponse* out) {
+        const bool ok = path[next++];
+        out->set_succeeded(ok);
+        for (const auto& op : ok ? t.success() : t.failure()) {
+          auto* result = out->add_responses();
+          if (op.has_request_txn()) {
+            run(op.request_txn(), result->mutable_response_txn());
+            result->mutable_response_txn()->mutable_header()->set_revision(revision());
+          } else {
+            leaf(op, result);
+          }
+        }
+      };
   run(request, response);
-  response->mutable_header()->set_revision(txn.revision());
+  response->mutable_header()->set_revision(revision());
+}
+
+}  // namespace
+
+absl::Status StateMachine::ApplyTxn(MvccStore::WriteTxn& txn, const etcdserverpb::TxnRequest& request,
+                                    etcdserverpb::TxnResponse* response) {
+  TxnPath path;
+  RETURN_IF_ERROR(CheckTxnOps(request, &path));
+  RunTxnPath(path, request, [&txn] { return txn.revision(); },
+             [&](const etcdserverpb::RequestOp& op, etcdserverpb::ResponseOp* result) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+               if (op.has_request_range()) {
+                 auto range = RangeLocked(op.request_range(), txn.revision());
+                 // Checked above: a range inside a transaction cannot fail here.
+                 if (range.ok()) *result->mutable_response_range() = std::move(*range);
+               } else if (op.has_request_put()) {
+                 // Preconditions were checked against the state before the transaction; a put cannot fail here.
+                 (void)ApplyPut(txn, op.request_put(), result->mutable_response_put());
+               } else if (op.has_request_delete_range()) {
+                 ApplyDelete(txn, op.request_delete_range(), result->mutable_response_delete_range());
+               }
+             },
+             response);
   return absl::OkStatus();
 }
 
@@ -287,36 +306,24 @@ bool StateMachine::IsReadOnly(const etcdserverpb::TxnRequest& request) {
 }
 
 absl::StatusOr<etcdserverpb::TxnResponse> StateMachine::ReadOnlyTxn(const etcdserverpb::TxnRequest& request) const {
+  if (!IsReadOnly(request)) return absl::InvalidArgumentError("not a read-only transaction");
   absl::ReaderMutexLock lock(&mu_);
-  RETURN_IF_ERROR(CheckTxnOps(request));
   TxnPath path;
-  ComputePath(this, request, &path, [this](const etcdserverpb::Compare& c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return EvaluateCompare(c); });
-  size_t next = 0;
-  const int64_t revision = store_.revision();
+  RETURN_IF_ERROR(CheckTxnOps(request, &path));
   absl::Status failed;
-  std::function<void(const etcdserverpb::TxnRequest&, etcdserverpb::TxnResponse*)> run =
-      [&](const etcdserverpb::TxnRequest& t, etcdserverpb::TxnResponse* out) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    const bool ok = path[next++];
-    out->set_succeeded(ok);
-    for (const auto& op : ok ? t.success() : t.failure()) {
-      auto* result = out->add_responses();
-      if (op.has_request_range()) {
-        auto range = RangeLocked(op.request_range(), 0);
-        if (range.ok()) {
-          *result->mutable_response_range() = std::move(*range);
-        } else if (failed.ok()) {
-          failed = range.status();
-        }
-      } else if (op.has_request_txn()) {
-        run(op.request_txn(), result->mutable_response_txn());
-        result->mutable_response_txn()->mutable_header()->set_revision(revision);
-      }
-    }
-  };
   etcdserverpb::TxnResponse response;
-  run(request, &response);
+  const int64_t revision = store_.revision();
+  RunTxnPath(path, request, [revision] { return revision; },
+             [&](const etcdserverpb::RequestOp& op, etcdserverpb::ResponseOp* result) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+               auto range = RangeLocked(op.request_range(), 0);  // every leaf is a range
+               if (range.ok()) {
+                 *result->mutable_response_range() = std::move(*range);
+               } else if (failed.ok()) {
+                 failed = range.status();
+               }
+             },
+             &response);
   RETURN_IF_ERROR(failed);
-  response.mutable_header()->set_revision(revision);
   return response;
 }
 

@@ -94,7 +94,10 @@ class StateMachine {
                    etcdserverpb::DeleteRangeResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ApplyTxn(MvccStore::WriteTxn& txn, const etcdserverpb::TxnRequest& request,
                         etcdserverpb::TxnResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status CheckTxnOps(const etcdserverpb::TxnRequest& request) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Evaluates the compares (the branch taken at each level, depth first, into `*path`) and checks the
+  // chosen operations' preconditions against the current state.
+  absl::Status CheckTxnOps(const etcdserverpb::TxnRequest& request, std::vector<bool>* path) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   bool EvaluateCompare(const etcdserverpb::Compare& compare) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::StatusOr<etcdserverpb::RangeResponse> RangeLocked(const etcdserverpb::RangeRequest& request,
                                                           int64_t txn_revision) const

@@ -9,9 +9,9 @@ namespace {
 // and gRPC is done with the call.
 class ThreadedUnaryReactor final : public grpc::ServerUnaryReactor {
  public:
-  ThreadedUnaryReactor(BlockingCalls* calls, BlockingCalls::Handler handler) : calls_(calls) {
-    std::thread([this, handler = std::move(handler)] {
-      Finish(handler(source_.token()));
+  ThreadedUnaryReactor(BlockingCalls* calls, Client* client, BlockingCalls::Handler handler) : calls_(calls) {
+    std::thread([this, client, handler = std::move(handler)] {
+      Finish(handler(*client, source_.token()));
       calls_->Release();
       Unref();
     }).detach();
@@ -34,11 +34,19 @@ void BlockingCalls::Drain() {
   mu_.Await(absl::Condition(+[](int* running) { return *running == 0; }, &running_));
 }
 
-bool BlockingCalls::Acquire() {
+Client* BlockingCalls::Acquire(grpc::Status* refusal) {
+  Client* client = client_.load();
+  if (client == nullptr) {
+    *refusal = grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: not ready");
+    return nullptr;
+  }
   absl::MutexLock lock(&mu_);
-  if (running_ >= max_running_) return false;
+  if (running_ >= max_running_) {
+    *refusal = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "too many waiting calls");
+    return nullptr;
+  }
   ++running_;
-  return true;
+  return client;
 }
 
 void BlockingCalls::Release() {
@@ -47,12 +55,14 @@ void BlockingCalls::Release() {
 }
 
 grpc::ServerUnaryReactor* BlockingCalls::Unary(grpc::CallbackServerContext* context, Handler handler) {
-  if (!Acquire()) {
+  grpc::Status refusal;
+  Client* client = Acquire(&refusal);
+  if (client == nullptr) {
     auto* reactor = context->DefaultReactor();
-    reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "too many waiting calls"));
+    reactor->Finish(refusal);
     return reactor;
   }
-  return new ThreadedUnaryReactor(this, std::move(handler));
+  return new ThreadedUnaryReactor(this, client, std::move(handler));
 }
 
 }  // namespace leasehold::server

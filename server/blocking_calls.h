@@ -2,7 +2,8 @@
 // the holder keeps it — on threads of their own, so gRPC's callback threads never block. The caller's
 // cancellation (or deadline) cancels the handler's token; a waiting handler then gives up its place.
 // At most `max_running` handlers run at once; more are refused with RESOURCE_EXHAUSTED, so a hostile
-// client cannot make the server spawn threads without bound.
+// client cannot make the server spawn threads without bound. Handlers get the member's in-process
+// client (set once the server exists; calls before that are refused with "etcdserver: not ready").
 #pragma once
 
 #include <atomic>
@@ -12,6 +13,10 @@
 
 #include "absl/synchronization/mutex.h"
 #include "client/leasehold/cancellation.h"
+
+namespace leasehold {
+class Client;
+}
 
 namespace leasehold::server {
 
@@ -28,25 +33,28 @@ class BlockingCalls {
   // Waits until no handler runs. Call after the server's Shutdown (which cancels waiting calls) and
   // before what the handlers use goes away.
   void Drain();
+  void set_client(Client* client) { client_.store(client); }
 
-  using Handler = std::function<grpc::Status(const CancellationToken& cancel)>;
+  using Handler = std::function<grpc::Status(Client& client, const CancellationToken& cancel)>;
   // A unary call: `handler` fills the response and returns the call's status.
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, Handler handler);
 
   // A server-streaming call: `handler` calls `write` for each message (it blocks while the client is
   // slow to read; returns false once the call is cancelled) and returns the final status.
   template <typename Message>
-  using StreamHandler =
-      std::function<grpc::Status(const CancellationToken& cancel, const std::function<bool(const Message&)>& write)>;
+  using StreamHandler = std::function<grpc::Status(Client& client, const CancellationToken& cancel,
+                                                  const std::function<bool(const Message&)>& write)>;
   template <typename Message>
   grpc::ServerWriteReactor<Message>* Stream(grpc::CallbackServerContext* context, StreamHandler<Message> handler);
 
-  // Claims a slot for a handler thread; false when all are taken.
-  bool Acquire();
+  // Claims a slot for a handler thread and returns the client it will use; nullptr, with the status
+  // to refuse the call with, when none can run now.
+  Client* Acquire(grpc::Status* refusal);
   void Release();
 
  private:
   const int max_running_;
+  std::atomic<Client*> client_{nullptr};
   absl::Mutex mu_;
   int running_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -12,10 +12,10 @@ namespace leasehold::server {
 template <typename Message>
 class ThreadedWriteReactor final : public grpc::ServerWriteReactor<Message> {
  public:
-  ThreadedWriteReactor(BlockingCalls* calls, typename BlockingCalls::StreamHandler<Message> handler)
+  ThreadedWriteReactor(BlockingCalls* calls, Client* client, typename BlockingCalls::StreamHandler<Message> handler)
       : calls_(calls) {
-    std::thread([this, handler = std::move(handler)] {
-      grpc::Status status = handler(source_.token(), [this](const Message& m) { return Write(m); });
+    std::thread([this, client, handler = std::move(handler)] {
+      grpc::Status status = handler(*client, source_.token(), [this](const Message& m) { return Write(m); });
       {
         absl::MutexLock lock(&mu_);
         handler_done_ = true;
@@ -81,14 +81,16 @@ template <typename Message>
 grpc::ServerWriteReactor<Message>* BlockingCalls::Stream(grpc::CallbackServerContext* context,
                                                          StreamHandler<Message> handler) {
   (void)context;
-  if (!Acquire()) {
+  grpc::Status refusal;
+  Client* client = Acquire(&refusal);
+  if (client == nullptr) {
     struct Refused final : grpc::ServerWriteReactor<Message> {
-      Refused() { this->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "too many waiting calls")); }
+      explicit Refused(const grpc::Status& status) { this->Finish(status); }
       void OnDone() override { delete this; }
     };
-    return new Refused();
+    return new Refused(refusal);
   }
-  return new ThreadedWriteReactor<Message>(this, std::move(handler));
+  return new ThreadedWriteReactor<Message>(this, client, std::move(handler));
 }
 
 }  // namespace leasehold::server

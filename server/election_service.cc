@@ -8,12 +8,6 @@
 namespace leasehold::server {
 namespace {
 
-// A call that arrives between the server starting and its in-process client being set.
-grpc::Status NotReady() { return grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: not ready"); }
-
-}  // namespace
-namespace {
-
 // etcd 3.4 returns these as plain errors, which gRPC sends with code UNKNOWN.
 grpc::Status ElectionError(const absl::Status& status) {
   if (absl::IsFailedPrecondition(status) && status.message() == "election: not leader") {
@@ -41,12 +35,10 @@ void ElectionService::FillHeader(const etcdserverpb::ResponseHeader& from, etcds
 grpc::ServerUnaryReactor* ElectionService::Campaign(grpc::CallbackServerContext* context,
                                                     const v3electionpb::CampaignRequest* request,
                                                     v3electionpb::CampaignResponse* response) {
-  return calls_->Unary(context, [this, request, response](const CancellationToken& cancel) {
-    Client* const client = client_.load();
-    if (client == nullptr) return NotReady();
-    auto lease = SessionLease(client, request->lease());
+  return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken& cancel) {
+    auto lease = SessionLease(&client, request->lease());
     if (!lease.ok()) return ToGrpcStatus(lease.status());
-    Election election(client, request->name());
+    Election election(&client, request->name());
     auto leader = election.Campaign(*lease, request->value(), absl::InfiniteDuration(), cancel);
     if (!leader.ok()) return ElectionError(leader.status());
     response->mutable_header()->set_revision(member_->state_machine().revision());
@@ -63,11 +55,9 @@ grpc::ServerUnaryReactor* ElectionService::Campaign(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* ElectionService::Proclaim(grpc::CallbackServerContext* context,
                                                     const v3electionpb::ProclaimRequest* request,
                                                     v3electionpb::ProclaimResponse* response) {
-  return calls_->Unary(context, [this, request, response](const CancellationToken&) {
-    Client* const client = client_.load();
-    if (client == nullptr) return NotReady();
+  return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken&) {
     if (!request->has_leader()) return kMissingLeaderKey;
-    Election election(client, request->leader().name());
+    Election election(&client, request->leader().name());
     auto header = election.Proclaim(FromProto(request->leader()), request->value());
     if (!header.ok()) return ElectionError(header.status());
     FillHeader(*header, response->mutable_header());
@@ -78,10 +68,8 @@ grpc::ServerUnaryReactor* ElectionService::Proclaim(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* ElectionService::Leader(grpc::CallbackServerContext* context,
                                                   const v3electionpb::LeaderRequest* request,
                                                   v3electionpb::LeaderResponse* response) {
-  return calls_->Unary(context, [this, request, response](const CancellationToken&) {
-    Client* const client = client_.load();
-    if (client == nullptr) return NotReady();
-    Election election(client, request->name());
+  return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken&) {
+    Election election(&client, request->name());
     auto leader = election.Leader();
     if (!leader.ok()) return ElectionError(leader.status());
     FillHeader(leader->header(), response->mutable_header());
@@ -93,11 +81,9 @@ grpc::ServerUnaryReactor* ElectionService::Leader(grpc::CallbackServerContext* c
 grpc::ServerWriteReactor<v3electionpb::LeaderResponse>* ElectionService::Observe(
     grpc::CallbackServerContext* context, const v3electionpb::LeaderRequest* request) {
   return calls_->Stream<v3electionpb::LeaderResponse>(
-      context, [this, name = request->name()](const CancellationToken& cancel,
+      context, [this, name = request->name()](Client& client, const CancellationToken& cancel,
                                               const std::function<bool(const v3electionpb::LeaderResponse&)>& write) {
-    Client* const client = client_.load();
-    if (client == nullptr) return NotReady();
-        Election election(client, name);
+        Election election(&client, name);
         absl::Status st = election.Observe(
             [&](const etcdserverpb::ResponseHeader& header, const mvccpb::KeyValue& kv) {
               v3electionpb::LeaderResponse response;
@@ -113,11 +99,9 @@ grpc::ServerWriteReactor<v3electionpb::LeaderResponse>* ElectionService::Observe
 grpc::ServerUnaryReactor* ElectionService::Resign(grpc::CallbackServerContext* context,
                                                   const v3electionpb::ResignRequest* request,
                                                   v3electionpb::ResignResponse* response) {
-  return calls_->Unary(context, [this, request, response](const CancellationToken&) {
-    Client* const client = client_.load();
-    if (client == nullptr) return NotReady();
+  return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken&) {
     if (!request->has_leader()) return kMissingLeaderKey;
-    Election election(client, request->leader().name());
+    Election election(&client, request->leader().name());
     auto header = election.Resign(FromProto(request->leader()));
     if (!header.ok()) return ElectionError(header.status());
     FillHeader(*header, response->mutable_header());

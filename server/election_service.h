@@ -6,23 +6,15 @@
 // with gRPC code UNKNOWN as etcd 3.4 sends them.
 #pragma once
 
-#include <atomic>
-
 #include "server/blocking_calls.h"
 #include "server/member.h"
 #include "v3electionpb/v3election.grpc.pb.h"
-
-namespace leasehold {
-class Client;
-}
 
 namespace leasehold::server {
 
 class ElectionService final : public v3electionpb::Election::CallbackService {
  public:
   ElectionService(Member* member, BlockingCalls* calls) : member_(member), calls_(calls) {}
-  // The client the handlers use; set once the server (and its in-process channel) exists.
-  void set_client(Client* client) { client_.store(client); }
 
   grpc::ServerUnaryReactor* Campaign(grpc::CallbackServerContext* context, const v3electionpb::CampaignRequest* request,
                                      v3electionpb::CampaignResponse* response) override;
@@ -40,7 +32,6 @@ class ElectionService final : public v3electionpb::Election::CallbackService {
 
   Member* const member_;
   BlockingCalls* const calls_;
-  std::atomic<Client*> client_{nullptr};
 };
 
 }  // namespace leasehold::server

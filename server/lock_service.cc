@@ -6,21 +6,13 @@
 #include "server/session_lease.h"
 
 namespace leasehold::server {
-namespace {
-
-// A call that arrives between the server starting and its in-process client being set.
-grpc::Status NotReady() { return grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: not ready"); }
-
-}  // namespace
 
 grpc::ServerUnaryReactor* LockService::Lock(grpc::CallbackServerContext* context, const v3lockpb::LockRequest* request,
                                             v3lockpb::LockResponse* response) {
-  return calls_->Unary(context, [this, request, response](const CancellationToken& cancel) {
-    Client* const client = client_.load();
-    if (client == nullptr) return NotReady();
-    auto lease = SessionLease(client, request->lease());
+  return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken& cancel) {
+    auto lease = SessionLease(&client, request->lease());
     if (!lease.ok()) return ToGrpcStatus(lease.status());
-    Mutex mutex(client, request->name(), *lease);
+    Mutex mutex(&client, request->name(), *lease);
     auto token = mutex.Lock(absl::InfiniteDuration(), cancel);
     if (!token.ok()) return ToGrpcStatus(token.status());
     response->mutable_header()->set_revision(token->revision);
@@ -33,10 +25,8 @@ grpc::ServerUnaryReactor* LockService::Lock(grpc::CallbackServerContext* context
 grpc::ServerUnaryReactor* LockService::Unlock(grpc::CallbackServerContext* context,
                                               const v3lockpb::UnlockRequest* request,
                                               v3lockpb::UnlockResponse* response) {
-  return calls_->Unary(context, [this, request, response](const CancellationToken&) {
-    Client* const client = client_.load();
-    if (client == nullptr) return NotReady();
-    auto deleted = client->Delete(request->key());
+  return calls_->Unary(context, [request, response](Client& client, const CancellationToken&) {
+    auto deleted = client.Delete(request->key());
     if (!deleted.ok()) return ToGrpcStatus(deleted.status());
     *response->mutable_header() = deleted->header();
     return grpc::Status::OK;

@@ -7,23 +7,15 @@
 
 #include <memory>
 
-#include <atomic>
-
 #include "server/blocking_calls.h"
 #include "server/member.h"
 #include "v3lockpb/v3lock.grpc.pb.h"
-
-namespace leasehold {
-class Client;
-}
 
 namespace leasehold::server {
 
 class LockService final : public v3lockpb::Lock::CallbackService {
  public:
   LockService(Member* member, BlockingCalls* calls) : member_(member), calls_(calls) {}
-  // The client the handlers use; set once the server (and its in-process channel) exists.
-  void set_client(Client* client) { client_.store(client); }
 
   grpc::ServerUnaryReactor* Lock(grpc::CallbackServerContext* context, const v3lockpb::LockRequest* request,
                                  v3lockpb::LockResponse* response) override;
@@ -33,7 +25,6 @@ class LockService final : public v3lockpb::Lock::CallbackService {
  private:
   Member* const member_;
   BlockingCalls* const calls_;
-  std::atomic<Client*> client_{nullptr};
 };
 
 }  // namespace leasehold::server

@@ -188,8 +188,7 @@ int Serve(const Flags& flags) {
   self_options.request_timeout = absl::Milliseconds(request_timeout_ms);
   auto self_client = Client::Connect(self_options);
   if (!self_client.ok()) return Fail("cannot open the in-process client", self_client.status());
-  lock_service.set_client(self_client->get());
-  election_service.set_client(self_client->get());
+  blocking_calls.set_client(self_client->get());
   expiry.Start();
   char member_hex[17];
   std::snprintf(member_hex, sizeof member_hex, "%llx", static_cast<unsigned long long>(config.member_id));

@@ -49,7 +49,7 @@ void Watch::Run() {
       context_ = &context;
     }
     auto stream = endpoint.watch->Watch(&context);
-    const bool over = RunStream(&context, stream.get());
+    const bool over = RunStream(stream.get());
     if (over) context.TryCancel();  // the server keeps the stream open for its other watchers
     grpc::Status status = stream->Finish();
     {
@@ -72,9 +72,7 @@ void Watch::Run() {
   done_.Notify();
 }
 
-bool Watch::RunStream(grpc::ClientContext* context,
-                      grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>* stream) {
-  (void)context;
+bool Watch::RunStream(grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>* stream) {
   etcdserverpb::WatchRequest request;
   *request.mutable_create_request() = request_;
   {

@@ -48,8 +48,7 @@ class Watch {
  private:
   void Run();
   // Reads one stream until it breaks. Returns true when the watch is over.
-  bool RunStream(grpc::ClientContext* context, grpc::ClientReaderWriter<etcdserverpb::WatchRequest,
-                                                                       etcdserverpb::WatchResponse>* stream);
+  bool RunStream(grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>* stream);
 
   EndpointSet* const endpoints_;
   const etcdserverpb::WatchCreateRequest request_;

@@ -19,6 +19,7 @@ for i in 1 2 3; do
   build/server/leasehold --name "infra$i" --data-dir "$DATA/infra$i" \
     --listen-client-urls "$client" --advertise-client-urls "$client" \
     --listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" \
+    --listen-blob-urls "http://127.0.0.1:$((9999 + i))" \
     --initial-cluster "$CLUSTER" --initial-cluster-token leasehold-cluster-1 --initial-cluster-state new \
     "$@" >>"$DATA/infra$i.log" 2>&1 &
   pids+=($!)

@@ -64,7 +64,7 @@ start_server() { # etcd|leasehold
     else
       "$ROOT/build/server/leasehold" --name "m$i" --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$cp" \
         --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
-        --initial-cluster "$initial" --log-level warn >>"$WORK/leasehold-$i.log" 2>&1 &
+        --initial-cluster "$initial" --listen-blob-urls= --log-level warn >>"$WORK/leasehold-$i.log" 2>&1 &
     fi
     PIDS+=($!)
   done

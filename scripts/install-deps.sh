@@ -5,12 +5,16 @@ PACKAGES=(
   cmake ninja-build g++ pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  etcd-client etcd-server bc python3
+  libboost-dev libssl-dev
+  etcd-client etcd-server bc python3 python3-azure-storage
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The blob adapter's conformance tests run the official Azure SDK for JavaScript: any Node.js with
+# npm will do (Debian's, or one already on the machine).
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}"
 SUDO=""

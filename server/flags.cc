@@ -71,6 +71,18 @@ const std::map<std::string, FlagSpec>& Specs() {
           f->watch_progress_notify_interval_ms = absl::ToInt64Milliseconds(d);
           return true;
         }}},
+      {"listen-blob-urls", {"URL for the Azure Blob lease REST adapter (http://host:port; empty: off). Default http://127.0.0.1:10000.",
+                            [](Flags* f, const std::string& v) { f->listen_blob_url = v; return v.find(',') == std::string::npos; }}},
+      {"blob-accounts", {"Comma-separated name:base64key storage accounts for the blob adapter (default: devstoreaccount1 with the emulator's well-known key).",
+                         [](Flags* f, const std::string& v) {
+                           f->blob_accounts = SplitList(v);
+                           for (const auto& a : f->blob_accounts) {
+                             if (a.find(':') == std::string::npos || a.front() == ':') return false;
+                           }
+                           return !f->blob_accounts.empty();
+                         }}},
+      {"max-blob-bytes", {"Largest Put Blob body accepted by the blob adapter (default 1048576; at most --max-request-bytes - 65536).",
+                          Int<int64_t>(&Flags::max_blob_bytes, 1)}},
       {"help", {"Print this help and exit.", [](Flags* f, const std::string&) { f->help = true; return true; }, true}},
       {"version", {"Print the version and exit.", [](Flags* f, const std::string&) { f->version = true; return true; }, true}},
   };

@@ -29,6 +29,11 @@ struct Flags {
   int64_t lease_checkpoint_interval_ms = 500;
   int64_t snapshot_count = 100000;
   int64_t watch_progress_notify_interval_ms = 10 * 60 * 1000;
+  // The Azure Blob lease adapter: where it listens (empty: off), its accounts ("name:base64key",
+  // default the storage emulator's well-known account) and the largest Put Blob body.
+  std::string listen_blob_url = "http://127.0.0.1:10000";
+  std::vector<std::string> blob_accounts;
+  int64_t max_blob_bytes = 1024 * 1024;
   bool help = false;
   bool version = false;
 };

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <grpcpp/grpcpp.h>
@@ -30,6 +31,9 @@
 #include "server/member.h"
 #include "server/watch_hub.h"
 #include "server/watch_service.h"
+#include "server/blob_auth.h"
+#include "server/blob_http.h"
+#include "server/blob_service.h"
 
 namespace leasehold::server {
 namespace {
@@ -189,12 +193,48 @@ int Serve(const Flags& flags) {
   auto self_client = Client::Connect(self_options);
   if (!self_client.ok()) return Fail("cannot open the in-process client", self_client.status());
   blocking_calls.set_client(self_client->get());
+  // The Azure Blob lease adapter, on the same member.
+  std::unique_ptr<BlobService> blob_service;
+  std::unique_ptr<BlobHttpServer> blob_server;
+  if (!flags.listen_blob_url.empty()) {
+    auto host_port = HostPortOfUrl(flags.listen_blob_url);
+    if (!host_port.ok()) return Fail("bad --listen-blob-urls", host_port.status());
+    if (flags.max_blob_bytes > flags.max_request_bytes - 65536) {
+      return Fail("bad --max-blob-bytes", absl::InvalidArgumentError("must leave 64 KiB of --max-request-bytes for headers"));
+    }
+    std::map<std::string, std::string> accounts;
+    if (flags.blob_accounts.empty()) accounts[std::string(kDevAccountName)] = std::string(kDevAccountKey);
+    for (const auto& account : flags.blob_accounts) {
+      const size_t colon = account.find(':');
+      accounts[account.substr(0, colon)] = account.substr(colon + 1);
+    }
+    auto verifier = SharedKeyVerifier::Create(accounts);
+    if (!verifier.ok()) return Fail("bad --blob-accounts", verifier.status());
+    BlobService::Options blob_options;
+    blob_options.max_blob_bytes = static_cast<uint64_t>(flags.max_blob_bytes);
+    blob_options.endpoint = flags.listen_blob_url + (flags.listen_blob_url.back() == '/' ? "" : "/");
+    blob_service = std::make_unique<BlobService>(&member, std::move(*verifier), blob_options);
+    BlobHttpServer::Options http_options;
+    const size_t colon = host_port->rfind(':');
+    http_options.host = host_port->substr(0, colon);
+    if (http_options.host == "localhost") http_options.host = "127.0.0.1";
+    http_options.port = static_cast<uint16_t>(std::stoi(host_port->substr(colon + 1)));
+    http_options.body_limit_bytes = static_cast<uint64_t>(flags.max_blob_bytes);
+    BlobService* service = blob_service.get();
+    http_options.too_large = [service](const HttpRequest& request) { return service->TooLarge(request); };
+    blob_server = std::make_unique<BlobHttpServer>(
+        http_options, [service](HttpRequest&& request, BlobHttpServer::Respond respond) {
+          service->Handle(std::move(request), std::move(respond));
+        });
+    if (absl::Status st = blob_server->Start(); !st.ok()) return Fail("cannot listen", st);
+  }
   expiry.Start();
   char member_hex[17];
   std::snprintf(member_hex, sizeof member_hex, "%llx", static_cast<unsigned long long>(config.member_id));
   LogInfo("serving client requests", {{"name", flags.name}, {"member-id", member_hex},
                                       {"data-dir", flags.data_dir},
                                       {"client-urls", flags.listen_client_urls.front()},
+                                      {"blob-url", flags.listen_blob_url.empty() ? "off" : flags.listen_blob_url},
                                       {"revision", std::to_string((*state_machine)->revision())},
                                       {"leases", std::to_string((*state_machine)->leases().size())}});
 
@@ -206,6 +246,7 @@ int Serve(const Flags& flags) {
   sigwait(&signals, &received);
   LogInfo("shutting down", {{"signal", std::to_string(received)}});
   expiry.Stop();
+  if (blob_server) blob_server->Stop();  // its answers still in flight are dropped with the node
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   blocking_calls.Drain();  // before the in-process client and the services go
   peer_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

@@ -75,6 +75,7 @@ absl::StatusOr<std::unique_ptr<StateMachine>> StateMachine::Open(Engine* engine,
     if (record.lease != 0) sm->leases_.Attach(record.lease, key);
   }));
   RETURN_IF_ERROR(sm->members_.Restore(*engine));
+  RETURN_IF_ERROR(sm->blobs_.Restore(*engine));
   ASSIGN_OR_RETURN(sm->applied_index_, engine->GetMetaU64("ci"));
   return sm;
 }
@@ -356,6 +357,12 @@ absl::Status StateMachine::ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* bat
                                             etcdserverpb::LeaseRevokeResponse* response,
                                             std::vector<mvccpb::Event>* events) {
   if (!leases_.Contains(id)) return errors::LeaseNotFound();
+  if (EndCoreLease(id, &blobs_, batch)) {
+    leases_.Revoke(id);  // times a blob lease: no keys attached
+    batch->Delete(keys::Lease(id));
+    response->mutable_header()->set_revision(store_.revision());
+    return absl::OkStatus();
+  }
   // Every attached key goes in one revision, in sorted order, so all members write the same bytes.
   std::vector<std::string> keys = leases_.Revoke(id);
   MvccStore::WriteTxn txn(&store_, batch, events);
@@ -419,6 +426,9 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
     case internalpb::InternalRequest::kMemberPublish:
       members_.ApplyPublish(entry.member_publish(), &batch);
       break;
+    case internalpb::InternalRequest::kBlob:
+      *response.mutable_blob() = ApplyBlobRequest(entry.blob(), entry.time_unix_ms(), &blobs_, &blob_timer_, &batch);
+      break;
     case internalpb::InternalRequest::REQUEST_NOT_SET:
       break;  // an empty entry (e.g. a new leader's no-op) only advances the applied index
   }
@@ -448,6 +458,43 @@ void StateMachine::FlushApplied() {
   }
   unflushed_.Clear();
   store_.ClearUnflushed();
+}
+
+}  // namespace leasehold::storage
+
+namespace leasehold::storage {
+
+int64_t StateMachine::BlobTimer::Start(int64_t preferred_id, int64_t now_ms, int64_t deadline_ms) {
+  sm_->mu_.AssertHeld();
+  int64_t id = preferred_id > 0 ? preferred_id : 1;
+  // A client may have taken the id with an explicit LeaseGrant; the next free one is as good.
+  while (sm_->leases_.Contains(id)) id = id == INT64_MAX ? 1 : id + 1;
+  const int64_t ttl_seconds = std::max<int64_t>(1, (deadline_ms - now_ms + 999) / 1000);
+  sm_->leases_.Grant(id, ttl_seconds, deadline_ms);
+  sm_->PersistLease(id, &sm_->unflushed_);
+  return id;
+}
+
+void StateMachine::BlobTimer::Stop(int64_t id) {
+  sm_->mu_.AssertHeld();
+  if (!sm_->leases_.Contains(id)) return;
+  sm_->leases_.Revoke(id);
+  sm_->unflushed_.Delete(keys::Lease(id));
+}
+
+internalpb::BlobResponse StateMachine::ReadBlob(const internalpb::BlobRequest& request, int64_t now_ms) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return ReadBlobRequest(request, now_ms, blobs_);
+}
+
+void StateMachine::ReadBlobTable(const std::function<void(const BlobTable&)>& fn) const {
+  absl::ReaderMutexLock lock(&mu_);
+  fn(blobs_);
+}
+
+bool StateMachine::IsBlobCoreLease(int64_t id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return blobs_.OwnerOfCoreLease(id).has_value();
 }
 
 }  // namespace leasehold::storage

@@ -15,6 +15,8 @@
 #include "absl/synchronization/mutex.h"
 #include "etcdserverpb/rpc.pb.h"
 #include "leasehold/internal.pb.h"
+#include "storage/blob_ops.h"
+#include "storage/blob_table.h"
 #include "storage/engine.h"
 #include "storage/lease_collection.h"
 #include "storage/member_table.h"
@@ -81,12 +83,33 @@ class StateMachine {
   absl::Status History(int64_t from, int64_t to, const std::string& key, const std::string& range_end,
                        bool with_prev_kv, std::vector<mvccpb::Event>* out) const;
 
+  // --- The Azure Blob adapter's table (see blob_ops.h). ---
+  // Answers a blob read as of `now_ms` from the current state.
+  internalpb::BlobResponse ReadBlob(const internalpb::BlobRequest& request, int64_t now_ms) const;
+  // Runs `fn` with the table under the read lock (listings); `fn` must not call back in.
+  void ReadBlobTable(const std::function<void(const BlobTable&)>& fn) const;
+  // Whether core lease `id` times a blob or container lease: such leases are not the etcd API's
+  // to list, renew or revoke.
+  bool IsBlobCoreLease(int64_t id) const;
+
   const MemberTable& members() const { return members_; }
   LeaseCollection& leases() { return leases_; }
   const LeaseCollection& leases() const { return leases_; }
 
  private:
-  StateMachine(Engine* engine, const Options& options) : engine_(engine), options_(options), store_(engine) {}
+  StateMachine(Engine* engine, const Options& options)
+      : engine_(engine), options_(options), store_(engine), blob_timer_(this) {}
+
+  // Core leases for blob leases: granted and revoked inside the entry being applied.
+  class BlobTimer : public CoreLeaseTimer {
+   public:
+    explicit BlobTimer(StateMachine* sm) : sm_(sm) {}
+    int64_t Start(int64_t preferred_id, int64_t now_ms, int64_t deadline_ms) override;
+    void Stop(int64_t id) override;
+
+   private:
+    StateMachine* sm_;
+  };
 
   absl::Status ApplyPut(MvccStore::WriteTxn& txn, const etcdserverpb::PutRequest& request,
                         etcdserverpb::PutResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -119,6 +142,8 @@ class StateMachine {
   MvccStore store_ ABSL_GUARDED_BY(mu_);
   LeaseCollection leases_;  // internally synchronised; replicated parts change only under mu_
   MemberTable members_;     // internally synchronised; changes only under mu_
+  BlobTable blobs_ ABSL_GUARDED_BY(mu_);
+  BlobTimer blob_timer_;
   uint64_t applied_index_ ABSL_GUARDED_BY(mu_) = 0;
   rocksdb::WriteBatch unflushed_ ABSL_GUARDED_BY(mu_);
 };

@@ -37,7 +37,7 @@ TestServer::TestServer(std::vector<std::string> extra_flags) {
   endpoint_ = "127.0.0.1:" + std::to_string(FreePort());
   const std::string peer = "http://127.0.0.1:" + std::to_string(FreePort());
   flags_ = {"--data-dir=" + dir_ + "/data", "--listen-client-urls=http://" + endpoint_,
-            "--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer, "--log-level=warn"};
+            "--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer, "--listen-blob-urls=", "--log-level=warn"};
   flags_.insert(flags_.end(), extra_flags.begin(), extra_flags.end());
   Start();
 }
@@ -49,7 +49,8 @@ TestServer::TestServer(const std::string& name, int client_port, int peer_port, 
   const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port);
   flags_ = {"--name=" + name, "--data-dir=" + dir_ + "/data", "--listen-client-urls=http://" + endpoint_,
             "--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
-            "--initial-cluster=" + initial_cluster, "--initial-cluster-token=client-test", "--log-level=warn"};
+            "--initial-cluster=" + initial_cluster, "--initial-cluster-token=client-test", "--listen-blob-urls=",
+            "--log-level=warn"};
 }
 
 std::vector<std::unique_ptr<TestServer>> TestServer::StartCluster(int n) {

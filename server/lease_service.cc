@@ -22,6 +22,8 @@ grpc::ServerUnaryReactor* LeaseService::LeaseGrant(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* LeaseService::LeaseRevoke(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::LeaseRevokeRequest* request,
                                                     etcdserverpb::LeaseRevokeResponse* response) {
+  // Core leases timing blob leases are invisible to the etcd API (the expiry loop revokes them).
+  if (member_->state_machine().IsBlobCoreLease(request->id())) return FinishNow(context, errors::LeaseNotFound());
   internalpb::InternalRequest entry;
   *entry.mutable_lease_revoke() = *request;
   return ProposeAndFinish(context, member_, std::move(entry), response,
@@ -63,7 +65,10 @@ grpc::ServerUnaryReactor* LeaseService::LeaseTimeToLive(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* LeaseService::LeaseLeases(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::LeaseLeasesRequest* request,
                                                     etcdserverpb::LeaseLeasesResponse* response) {
-  for (int64_t id : member_->state_machine().leases().Ids()) response->add_leases()->set_id(id);
+  const auto& sm = member_->state_machine();
+  for (int64_t id : sm.leases().Ids()) {
+    if (!sm.IsBlobCoreLease(id)) response->add_leases()->set_id(id);
+  }
   member_->FillHeader(response->mutable_header());
   return FinishNow(context, absl::OkStatus());
 }

@@ -67,7 +67,10 @@ void Member::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, Rene
   FillHeader(response.mutable_header());
   const int64_t now = NowUnixMs();
   int64_t replicated_deadline = 0;
-  const int64_t ttl = state_machine_->leases().Renew(request.id(), now, &replicated_deadline);
+  // A core lease timing a blob lease is the blob adapter's, not the etcd API's to renew.
+  const int64_t ttl = state_machine_->IsBlobCoreLease(request.id())
+                          ? 0
+                          : state_machine_->leases().Renew(request.id(), now, &replicated_deadline);
   response.set_ttl(ttl);
   const int64_t promised = now + ttl * 1000;
   if (ttl == 0 || promised <= replicated_deadline + config_.lease_allowance_ms) {
@@ -92,7 +95,7 @@ absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> Member::LeaseTimeToLive(
   etcdserverpb::LeaseTimeToLiveResponse response;
   response.set_id(request.id());
   auto ttl = state_machine_->leases().Lookup(request.id(), NowUnixMs(), request.keys());
-  if (!ttl) {
+  if (!ttl || state_machine_->IsBlobCoreLease(request.id())) {
     // A missing lease is not an error: TTL -1 and granted TTL 0, as etcd answers.
     response.set_ttl(-1);
   } else {

@@ -22,6 +22,16 @@ inline constexpr std::string_view kDevAccountName = "devstoreaccount1";
 inline constexpr std::string_view kDevAccountKey =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
+// How a client canonicalised a request. Azure's rules leave room for interpretation and clients
+// differ; every combination is accepted (the request must match one of them exactly).
+struct SigningForm {
+  bool language_first = false;      // JS SDK: Content-Language before Content-Encoding
+  bool skip_empty_params = false;   // JS SDK: query parameters with empty values left out
+  bool culture_order = false;       // x-ms-* names in the service's (.NET en-US) order, as the JS SDK
+                                    // sorts them, instead of byte order
+  bool collapse_whitespace = true;  // the spec: trim and unfold values; the JS SDK only trims the start
+};
+
 class SharedKeyVerifier {
  public:
   // `accounts` maps account names to base64 keys. InvalidArgument for a key that is not base64.
@@ -35,12 +45,10 @@ class SharedKeyVerifier {
   absl::Status Verify(const HttpRequest& request, std::string_view account, std::string_view path,
                       const std::multimap<std::string, std::string>& query, int64_t now_ms) const;
 
-  // Azure's string-to-sign of `request` (exposed for tests). Clients differ in two details, both
-  // accepted: the JavaScript SDK signs Content-Language before Content-Encoding
-  // (`language_first`), and leaves out query parameters with empty values (`skip_empty_params`).
+  // Azure's string-to-sign of `request` in `form` (exposed for tests). Before version 2015-02-21 a
+  // zero Content-Length is signed as "0", from then on as empty.
   static std::string StringToSign(const HttpRequest& request, std::string_view account, std::string_view path,
-                                  const std::multimap<std::string, std::string>& query, bool language_first = false,
-                                  bool skip_empty_params = false);
+                                  const std::multimap<std::string, std::string>& query, const SigningForm& form);
 
  private:
   absl::flat_hash_map<std::string, std::string> keys_;  // account -> decoded key bytes

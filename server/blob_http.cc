@@ -1,5 +1,6 @@
 #include "server/blob_http.h"
 
+#include <array>
 #include <atomic>
 #include <optional>
 
@@ -26,6 +27,9 @@ using tcp = asio::ip::tcp;
 
 // An idle keep-alive connection is closed after this long; so is one whose peer stops reading.
 constexpr auto kIdleTimeout = std::chrono::seconds(120);
+// After refusing an oversized body: how much more of it is read and dropped, and for how long.
+constexpr uint64_t kMaxDrainBytes = 64 * 1024 * 1024;
+constexpr auto kDrainTimeout = std::chrono::seconds(10);
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
@@ -50,6 +54,9 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec == http::error::body_limit && options_.too_large) {
       HttpResponse response = options_.too_large(parser_->get());
       response.keep_alive(false);
+      // The client is likely still sending the body: closing at once would reset the connection
+      // before it reads the answer, so the rest is read and dropped after the answer goes out.
+      drain_before_close_ = true;
       Write(std::move(response));
       return;
     }
@@ -86,10 +93,30 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.expires_after(kIdleTimeout);
     http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec || !self->response_.keep_alive()) {
+        if (!ec && self->drain_before_close_) return self->Drain();
         self->Close();
         return;
       }
       self->Read();
+    });
+  }
+
+  // Half-closes, then reads and drops what the client still sends (at most kMaxDrainBytes, for at
+  // most kDrainTimeout) before closing.
+  void Drain() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(kDrainTimeout);
+    DrainSome();
+  }
+  void DrainSome() {
+    stream_.async_read_some(asio::buffer(drain_buffer_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      self->drained_ += n;
+      if (ec || self->drained_ > kMaxDrainBytes) {
+        self->stream_.close();
+        return;
+      }
+      self->DrainSome();
     });
   }
 
@@ -103,6 +130,9 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   HttpResponse response_;
+  bool drain_before_close_ = false;
+  uint64_t drained_ = 0;
+  std::array<char, 16 * 1024> drain_buffer_;
   const BlobHttpServer::Options& options_;
   const BlobHttpServer::Handler& handler_;
 };

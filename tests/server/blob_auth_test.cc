@@ -57,7 +57,7 @@ class SharedKeyTest : public ::testing::Test {
     std::string decoded;
     absl::Base64Unescape(key, &decoded);
     const std::string to_sign =
-        SharedKeyVerifier::StringToSign(request, "devstoreaccount1", target->raw_path, target->query);
+        SharedKeyVerifier::StringToSign(request, "devstoreaccount1", target->raw_path, target->query, SigningForm{});
     request.set("Authorization", "SharedKey devstoreaccount1:" + SignHmacSha256(decoded, to_sign));
     return request;
   }
@@ -74,7 +74,7 @@ class SharedKeyTest : public ::testing::Test {
 TEST_F(SharedKeyTest, StringToSignFollowsAzuresLayout) {
   HttpRequest request = Signed(now_);
   const std::string s = SharedKeyVerifier::StringToSign(request, "devstoreaccount1", "/devstoreaccount1/c1/b",
-                                                        {{"comp", "lease"}});
+                                                        {{"comp", "lease"}}, SigningForm{});
   // Verb, eleven standard headers (all empty; Content-Length 0 counts as empty), x-ms-* headers
   // sorted, then the resource with the account twice (path-style) and the query.
   EXPECT_EQ(s, "PUT\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:" + blobfmt::HttpDate(now_) +
@@ -102,6 +102,26 @@ TEST_F(SharedKeyTest, AcceptsAGoodSignatureAndRefusesEverythingElse) {
   HttpRequest other = Signed(now_);
   other.set("Authorization", "SharedKey someoneelse:abc");
   EXPECT_TRUE(absl::IsPermissionDenied(Verify(other, now_)));
+}
+
+TEST_F(SharedKeyTest, CultureOrderPutsUnderscoreBeforeDigitsAndIgnoresHyphens) {
+  HttpRequest request{boost::beast::http::verb::get, "/devstoreaccount1/c1", 11};
+  request.set("x-ms-meta-a1", "1");
+  request.set("x-ms-meta-a_b", "2");
+  request.set("x-ms-version", "2026-04-06");
+  SigningForm culture;
+  culture.culture_order = true;
+  const std::string bytes = SharedKeyVerifier::StringToSign(request, "a", "/a/c1", {}, SigningForm{});
+  const std::string dotnet = SharedKeyVerifier::StringToSign(request, "a", "/a/c1", {}, culture);
+  EXPECT_LT(bytes.find("x-ms-meta-a1"), bytes.find("x-ms-meta-a_b"));
+  EXPECT_LT(dotnet.find("x-ms-meta-a_b"), dotnet.find("x-ms-meta-a1"));
+}
+
+TEST_F(SharedKeyTest, OldVersionsSignAZeroContentLength) {
+  HttpRequest request = Signed(now_);
+  request.set("x-ms-version", "2014-02-14");
+  const std::string s = SharedKeyVerifier::StringToSign(request, "a", "/a/c1/b", {}, SigningForm{});
+  EXPECT_EQ(s.rfind("PUT\n\n\n0\n", 0), 0u) << s;
 }
 
 TEST_F(SharedKeyTest, RefusesAKeyThatIsNotBase64) {

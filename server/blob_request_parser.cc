@@ -1,6 +1,6 @@
 #include "server/blob_request_parser.h"
 
-#include <openssl/md5.h>
+#include <openssl/evp.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -208,13 +208,14 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
     return BlobError{400, "InvalidHeaderValue", "Only block blobs are supported by this service.",
                      {{"HeaderName", "x-ms-blob-type"}, {"HeaderValue", type}}};
   }
-  unsigned char digest[MD5_DIGEST_LENGTH];
-  MD5(reinterpret_cast<const unsigned char*>(request.body().data()), request.body().size(), digest);
-  const std::string md5(reinterpret_cast<const char*>(digest), sizeof digest);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_length = 0;
+  EVP_Digest(request.body().data(), request.body().size(), digest, &digest_length, EVP_md5(), nullptr);
+  const std::string md5(reinterpret_cast<const char*>(digest), digest_length);
   const std::string given = Header(request, "Content-MD5");
   if (!given.empty()) {
     std::string decoded;
-    if (!absl::Base64Unescape(given, &decoded) || decoded.size() != MD5_DIGEST_LENGTH) {
+    if (!absl::Base64Unescape(given, &decoded) || decoded.size() != md5.size()) {
       return BadHeader("Content-MD5", given);
     }
     if (decoded != md5) {
@@ -234,7 +235,7 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
   p->set_content_disposition(either("x-ms-blob-content-disposition", "Content-Disposition"));
   std::string blob_md5 = Header(request, "x-ms-blob-content-md5");
   std::string decoded;
-  if (!blob_md5.empty() && (!absl::Base64Unescape(blob_md5, &decoded) || decoded.size() != MD5_DIGEST_LENGTH)) {
+  if (!blob_md5.empty() && (!absl::Base64Unescape(blob_md5, &decoded) || decoded.size() != md5.size())) {
     return BadHeader("x-ms-blob-content-md5", blob_md5);
   }
   p->set_content_md5(blob_md5.empty() ? md5 : decoded);

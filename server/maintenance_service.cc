@@ -1,6 +1,8 @@
 #include "server/maintenance_service.h"
 
+#include "server/grpc_status.h"
 #include "server/propose_reactor.h"
+#include "storage/etcd_errors.h"
 
 namespace leasehold::server {
 
@@ -27,6 +29,28 @@ grpc::ServerUnaryReactor* MaintenanceService::Alarm(grpc::CallbackServerContext*
   }
   member_->FillHeader(response->mutable_header());
   return FinishNow(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerContext* context,
+                                                         const etcdserverpb::DefragmentRequest* request,
+                                                         etcdserverpb::DefragmentResponse* response) {
+  // Like etcd's, a defragmentation holds up its caller until done (here one gRPC worker thread, not
+  // the member).
+  absl::Status st = member_->engine().CompactAll();
+  member_->FillHeader(response->mutable_header());
+  return FinishNow(context, st);
+}
+
+grpc::ServerUnaryReactor* MaintenanceService::MoveLeader(grpc::CallbackServerContext* context,
+                                                         const etcdserverpb::MoveLeaderRequest* request,
+                                                         etcdserverpb::MoveLeaderResponse* response) {
+  if (!member_->IsLeader()) return FinishNow(context, errors::NotLeader());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  member_->proposer().TransferLeadership(request->targetid(), [this, reactor, response](absl::Status st) {
+    member_->FillHeader(response->mutable_header());
+    reactor->Finish(ToGrpcStatus(st));
+  });
+  return reactor;
 }
 
 }  // namespace leasehold::server

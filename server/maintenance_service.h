@@ -1,4 +1,4 @@
-// etcdserverpb.Maintenance (Status, Alarm) for a member.
+// etcdserverpb.Maintenance (Status, Alarm, Defragment, MoveLeader) for a member.
 // Methods not overridden answer UNIMPLEMENTED.
 #pragma once
 
@@ -16,6 +16,14 @@ class MaintenanceService final : public etcdserverpb::Maintenance::CallbackServi
   // activating or deactivating one is refused as etcd refuses an unknown alarm.
   grpc::ServerUnaryReactor* Alarm(grpc::CallbackServerContext* context, const etcdserverpb::AlarmRequest* request,
                                   etcdserverpb::AlarmResponse* response) override;
+  // Compacts this member's storage engine; answers when done.
+  grpc::ServerUnaryReactor* Defragment(grpc::CallbackServerContext* context,
+                                       const etcdserverpb::DefragmentRequest* request,
+                                       etcdserverpb::DefragmentResponse* response) override;
+  // Asks this member, which must be the leader, to hand leadership to `targetID`; answers once it has.
+  grpc::ServerUnaryReactor* MoveLeader(grpc::CallbackServerContext* context,
+                                       const etcdserverpb::MoveLeaderRequest* request,
+                                       etcdserverpb::MoveLeaderResponse* response) override;
 
  private:
   Member* member_;

@@ -126,6 +126,8 @@ void NodeLoop::Stop() {
     for (auto& w : list) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
   }
   for (auto& [index, w] : reads_to_serve_) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
+  for (auto& [to, w] : transfers_) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
+  transfers_.clear();
   waiters_.clear();
   conf_waiters_.clear();
   read_waiters_.clear();
@@ -138,6 +140,7 @@ void NodeLoop::Stop() {
   for (auto& p : left.proposals) last.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::Stopped()));
   for (auto& c : left.conf_changes) last.status_completions.emplace_back(std::move(c.done), errors::Stopped());
   for (auto& r : left.reads) last.status_completions.emplace_back(std::move(r), errors::Stopped());
+  for (auto& t : left.transfers) last.status_completions.emplace_back(std::move(t.second), errors::Stopped());
   if (started_) {
     Hand(std::move(last));
     {
@@ -190,6 +193,17 @@ void NodeLoop::ReadBarrier(StatusDone done) {
   done(errors::Stopped());
 }
 
+void NodeLoop::TransferLeadership(uint64_t to, StatusDone done) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      inbox_.transfers.emplace_back(to, std::move(done));
+      return;
+    }
+  }
+  done(errors::Stopped());
+}
+
 void NodeLoop::Receive(std::vector<raftpb::Message> messages) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
@@ -231,6 +245,11 @@ void NodeLoop::Run() {
     HandleInbox(inbox, now);
     inbox = Inbox();
     ProcessReady(now);
+    if (!transfers_.empty()) {
+      AppliedGroup moved;
+      FinishTransfers(&moved);
+      if (!moved.status_completions.empty()) Hand(std::move(moved));
+    }
     if (now >= next_sweep) {
       AppliedGroup expired;
       ExpireWaiters(now, &expired);
@@ -257,6 +276,19 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
   for (const auto& [to, delivered] : inbox.snapshot_reports) node_->ReportSnapshot(to, delivered);
   const int64_t deadline = now_ms + options_.request_timeout_ms;
   AppliedGroup failed;
+  for (auto& [to, done] : inbox.transfers) {
+    if (to == options_.id && node_->raft().lead() == options_.id) {
+      failed.status_completions.emplace_back(std::move(done), absl::OkStatus());  // already there
+      continue;
+    }
+    absl::Status st = node_->TransferLeadership(to);
+    if (st.ok()) {
+      transfers_.emplace(to, StatusWaiter{std::move(done), deadline});
+    } else {
+      failed.status_completions.emplace_back(
+          std::move(done), absl::IsFailedPrecondition(st) ? errors::NotLeader() : errors::BadLeaderTransferee());
+    }
+  }
   if (!inbox.proposals.empty()) {
     std::vector<std::string> data;
     data.reserve(inbox.proposals.size());
@@ -533,6 +565,12 @@ void RemoveExpired(Map& waiters, int64_t now_ms, Expire expire) {
 }
 }  // namespace
 
+void NodeLoop::FinishTransfers(AppliedGroup* group) {
+  auto [first, last] = transfers_.equal_range(leader_id());
+  for (auto it = first; it != last; ++it) group->status_completions.emplace_back(std::move(it->second.done), absl::OkStatus());
+  transfers_.erase(first, last);
+}
+
 void NodeLoop::ExpireWaiters(int64_t now_ms, AppliedGroup* group) {
   RemoveExpired(waiters_, now_ms, [group](Waiter& w) {
     group->completions.emplace_back(std::move(w.done), storage::ApplyResult::Error(errors::RequestTimeout()));
@@ -542,6 +580,9 @@ void NodeLoop::ExpireWaiters(int64_t now_ms, AppliedGroup* group) {
   };
   RemoveExpired(conf_waiters_, now_ms, time_out);
   RemoveExpired(reads_to_serve_, now_ms, time_out);
+  RemoveExpired(transfers_, now_ms, [group](StatusWaiter& w) {
+    group->status_completions.emplace_back(std::move(w.done), errors::LeaderTransferTimeout());
+  });
   for (auto it = read_waiters_.begin(); it != read_waiters_.end();) {
     auto& list = it->second;
     for (auto w = list.begin(); w != list.end();) {

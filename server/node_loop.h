@@ -98,6 +98,10 @@ class NodeLoop : public Proposer {
   void ReadBarrier(StatusDone done) override;
   // Hands messages received from peers to the node.
   void Receive(std::vector<raftpb::Message> messages);
+  // etcd's MoveLeader: asks this member, if it leads, to hand leadership to voter `to`. `done` gets
+  // OK once `to` is the leader, or etcd's "not leader", "bad leader transferee" or "leader transfer
+  // took too long" (after the request timeout).
+  void TransferLeadership(uint64_t to, StatusDone done) override;
   // Tells the node whether a snapshot it sent to member `to` arrived (so a lost one is sent again).
   void ReportSnapshot(uint64_t to, bool delivered);
 
@@ -133,8 +137,10 @@ class NodeLoop : public Proposer {
     std::vector<PendingConfChange> conf_changes;
     std::vector<StatusDone> reads;
     std::vector<std::pair<uint64_t, bool>> snapshot_reports;
+    std::vector<std::pair<uint64_t, StatusDone>> transfers;
     bool empty() const {
-      return messages.empty() && proposals.empty() && conf_changes.empty() && reads.empty() && snapshot_reports.empty();
+      return messages.empty() && proposals.empty() && conf_changes.empty() && reads.empty() &&
+             snapshot_reports.empty() && transfers.empty();
     }
   };
   // One Ready's applied entries and what to answer, handed to the responder in log order.
@@ -158,6 +164,7 @@ class NodeLoop : public Proposer {
   absl::StatusOr<raftpb::Snapshot> MakeSnapshot();
   void MaybePublish(int64_t now_ms);
   void ExpireWaiters(int64_t now_ms, AppliedGroup* group);
+  void FinishTransfers(AppliedGroup* group);
   void Hand(AppliedGroup group);
 
   storage::Engine* const engine_;
@@ -173,6 +180,7 @@ class NodeLoop : public Proposer {
   std::map<uint64_t, StatusWaiter> conf_waiters_;       // by change id (MemberRecord.change_id)
   std::map<std::string, std::vector<StatusWaiter>> read_waiters_;  // by read context
   std::multimap<uint64_t, StatusWaiter> reads_to_serve_;  // by read index, until applied
+  std::multimap<uint64_t, StatusWaiter> transfers_;       // by transferee, until it leads
   uint64_t next_read_context_ = 0;
   bool promote_pending_ = false;
   bool snapshot_installed_ = false;  // set by InstallSnapshot, cleared once the state is reloaded

@@ -28,6 +28,9 @@ class Proposer {
   // this member has applied it, "unhealthy cluster" while another change is still unapplied, or
   // one of the errors above.
   virtual void ProposeConfChange(raftpb::ConfChange change, std::function<void(absl::Status)> done) = 0;
+  // Hands leadership to voter `to` (etcd's MoveLeader); `done` gets OK once `to` leads, or
+  // "etcdserver: not leader" / "bad leader transferee" / "leader transfer took too long".
+  virtual void TransferLeadership(uint64_t to, std::function<void(absl::Status)> done) = 0;
 
   // Highest log index known committed, highest applied, and the current Raft term.
   virtual uint64_t committed_index() const = 0;

@@ -113,6 +113,14 @@ std::unique_ptr<rocksdb::Iterator> Engine::NewIterator() const {
   return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(rocksdb::ReadOptions()));
 }
 
+absl::Status Engine::CompactAll() {
+  rocksdb::CompactRangeOptions options;
+  options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  rocksdb::Status st = db_->CompactRange(options, nullptr, nullptr);
+  if (!st.ok()) return absl::InternalError("compaction failed: " + st.ToString());
+  return absl::OkStatus();
+}
+
 int64_t Engine::ApproximateSize() const {
   uint64_t sst = 0, wal = 0, mem = 0;
   db_->GetIntProperty("rocksdb.total-sst-files-size", &sst);

@@ -40,6 +40,9 @@ class Engine {
   // NotFound when absent.
   absl::StatusOr<std::string> Get(std::string_view key) const;
   std::unique_ptr<rocksdb::Iterator> NewIterator() const;
+  // Compacts the whole key space, dropping deleted and overwritten versions from disk (etcd's
+  // defragment). Blocks until done.
+  absl::Status CompactAll();
   // Approximate bytes on disk (SST files plus WAL).
   int64_t ApproximateSize() const;
 

@@ -39,4 +39,10 @@ absl::Status MemberNotLearner() {
 }
 absl::Status Unhealthy() { return absl::UnavailableError("etcdserver: unhealthy cluster"); }
 
+absl::Status NotLeader() { return absl::FailedPreconditionError("etcdserver: not leader"); }
+absl::Status BadLeaderTransferee() { return absl::FailedPreconditionError("etcdserver: bad leader transferee"); }
+absl::Status LeaderTransferTimeout() {
+  return absl::DeadlineExceededError("etcdserver: request timed out, leader transfer took too long");
+}
+
 }  // namespace leasehold::errors

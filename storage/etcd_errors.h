@@ -28,5 +28,8 @@ absl::Status PeerUrlExists();       // FailedPrecondition "etcdserver: Peer URLs
 absl::Status MemberBadUrls();       // InvalidArgument "etcdserver: given member URLs are invalid"
 absl::Status MemberNotLearner();    // FailedPrecondition "etcdserver: can only promote a learner member"
 absl::Status Unhealthy();           // Unavailable "etcdserver: unhealthy cluster"
+absl::Status NotLeader();           // FailedPrecondition "etcdserver: not leader"
+absl::Status BadLeaderTransferee(); // FailedPrecondition "etcdserver: bad leader transferee"
+absl::Status LeaderTransferTimeout();  // DeadlineExceeded "etcdserver: request timed out, leader transfer took too long"
 
 }  // namespace leasehold::errors

@@ -6,7 +6,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libssl-dev
-  etcd-client etcd-server bc python3 python3-azure-storage
+  etcd-client etcd-server bc curl python3 python3-azure-storage
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -13,7 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "server/blob_http.h"
+#include "server/http_server.h"
 
 namespace leasehold::server {
 

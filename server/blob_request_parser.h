@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "leasehold/internal.pb.h"
-#include "server/blob_http.h"
+#include "server/http_server.h"
 
 namespace leasehold::server {
 

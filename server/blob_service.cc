@@ -10,6 +10,7 @@
 #include "server/blob_format.h"
 #include "server/blob_request_parser.h"
 #include "server/guid.h"
+#include "server/metrics.h"
 
 namespace leasehold::server {
 
@@ -64,7 +65,7 @@ BlobError VerbNotSupported() {
 }  // namespace
 
 struct BlobService::Call {
-  BlobHttpServer::Respond respond;
+  HttpServer::Respond respond;
   std::string request_id = NewGuid();
   std::string version;
   std::string client_request_id;
@@ -114,9 +115,12 @@ HttpResponse BlobService::TooLarge(const HttpRequest& request) const {
   return response;
 }
 
-void BlobService::Handle(HttpRequest&& request, BlobHttpServer::Respond respond) {
+void BlobService::Handle(HttpRequest&& request, HttpServer::Respond respond) {
   auto call = std::make_shared<Call>();
-  call->respond = std::move(respond);
+  call->respond = [respond = std::move(respond)](HttpResponse response) {
+    Metrics::Get().CountBlobAnswer(static_cast<int>(response.result_int()));
+    respond(std::move(response));
+  };
   call->now_ms = Member::NowUnixMs();
   call->head = request.method() == http::verb::head;
   call->client_request_id = Header(request, "x-ms-client-request-id").substr(0, 1024);

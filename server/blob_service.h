@@ -13,7 +13,7 @@
 #include <string>
 
 #include "server/blob_auth.h"
-#include "server/blob_http.h"
+#include "server/http_server.h"
 #include "server/member.h"
 
 namespace leasehold::server {
@@ -32,8 +32,8 @@ class BlobService {
   BlobService(Member* member, SharedKeyVerifier verifier, Options options)
       : member_(member), verifier_(std::move(verifier)), options_(std::move(options)) {}
 
-  // BlobHttpServer's handler.
-  void Handle(HttpRequest&& request, BlobHttpServer::Respond respond);
+  // HttpServer's handler.
+  void Handle(HttpRequest&& request, HttpServer::Respond respond);
   // The answer to a request whose body exceeds the limit.
   HttpResponse TooLarge(const HttpRequest& request) const;
 

@@ -83,6 +83,8 @@ const std::map<std::string, FlagSpec>& Specs() {
                          }}},
       {"max-blob-bytes", {"Largest Put Blob body accepted by the blob adapter (default 1048576; at most --max-request-bytes - 65536).",
                           Int<int64_t>(&Flags::max_blob_bytes, 1)}},
+      {"listen-metrics-urls", {"URL to serve /metrics (Prometheus) and /health on (http://host:port; default: off).",
+                               [](Flags* f, const std::string& v) { f->listen_metrics_url = v; return v.find(',') == std::string::npos; }}},
       {"help", {"Print this help and exit.", [](Flags* f, const std::string&) { f->help = true; return true; }, true}},
       {"version", {"Print the version and exit.", [](Flags* f, const std::string&) { f->version = true; return true; }, true}},
   };

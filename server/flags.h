@@ -34,6 +34,8 @@ struct Flags {
   std::string listen_blob_url = "http://127.0.0.1:10000";
   std::vector<std::string> blob_accounts;
   int64_t max_blob_bytes = 1024 * 1024;
+  // Where /metrics and /health are served over plain HTTP (empty: nowhere), as etcd's flag.
+  std::string listen_metrics_url;
   bool help = false;
   bool version = false;
 };

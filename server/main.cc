@@ -32,8 +32,9 @@
 #include "server/watch_hub.h"
 #include "server/watch_service.h"
 #include "server/blob_auth.h"
-#include "server/blob_http.h"
+#include "server/http_server.h"
 #include "server/blob_service.h"
+#include "server/health_service.h"
 
 namespace leasehold::server {
 namespace {
@@ -52,6 +53,16 @@ absl::Status AddListeners(grpc::ServerBuilder& builder, const std::vector<std::s
     builder.AddListeningPort(*host_port, grpc::InsecureServerCredentials());
   }
   return absl::OkStatus();
+}
+
+// An HTTP listener's address from "host:port" (HostPortOfUrl has checked the port).
+HttpServer::Options HttpListenOptions(const std::string& host_port) {
+  HttpServer::Options options;
+  const size_t colon = host_port.rfind(':');
+  options.host = host_port.substr(0, colon);
+  if (options.host == "localhost") options.host = "127.0.0.1";
+  options.port = static_cast<uint16_t>(std::stoi(host_port.substr(colon + 1)));
+  return options;
 }
 
 int Fail(const std::string& what, const absl::Status& status) {
@@ -195,7 +206,7 @@ int Serve(const Flags& flags) {
   blocking_calls.set_client(self_client->get());
   // The Azure Blob lease adapter, on the same member.
   std::unique_ptr<BlobService> blob_service;
-  std::unique_ptr<BlobHttpServer> blob_server;
+  std::unique_ptr<HttpServer> blob_server;
   if (!flags.listen_blob_url.empty()) {
     auto host_port = HostPortOfUrl(flags.listen_blob_url);
     if (!host_port.ok()) return Fail("bad --listen-blob-urls", host_port.status());
@@ -214,19 +225,30 @@ int Serve(const Flags& flags) {
     blob_options.max_blob_bytes = static_cast<uint64_t>(flags.max_blob_bytes);
     blob_options.endpoint = flags.listen_blob_url + (flags.listen_blob_url.back() == '/' ? "" : "/");
     blob_service = std::make_unique<BlobService>(&member, std::move(*verifier), blob_options);
-    BlobHttpServer::Options http_options;
-    const size_t colon = host_port->rfind(':');
-    http_options.host = host_port->substr(0, colon);
-    if (http_options.host == "localhost") http_options.host = "127.0.0.1";
-    http_options.port = static_cast<uint16_t>(std::stoi(host_port->substr(colon + 1)));
+    HttpServer::Options http_options = HttpListenOptions(*host_port);
     http_options.body_limit_bytes = static_cast<uint64_t>(flags.max_blob_bytes);
     BlobService* service = blob_service.get();
     http_options.too_large = [service](const HttpRequest& request) { return service->TooLarge(request); };
-    blob_server = std::make_unique<BlobHttpServer>(
-        http_options, [service](HttpRequest&& request, BlobHttpServer::Respond respond) {
+    blob_server = std::make_unique<HttpServer>(
+        http_options, [service](HttpRequest&& request, HttpServer::Respond respond) {
           service->Handle(std::move(request), std::move(respond));
         });
     if (absl::Status st = blob_server->Start(); !st.ok()) return Fail("cannot listen", st);
+  }
+  // /metrics and /health, as etcd's --listen-metrics-urls.
+  HealthService health(&member);
+  std::unique_ptr<HttpServer> metrics_server;
+  if (!flags.listen_metrics_url.empty()) {
+    auto host_port = HostPortOfUrl(flags.listen_metrics_url);
+    if (!host_port.ok()) return Fail("bad --listen-metrics-urls", host_port.status());
+    HttpServer::Options http_options = HttpListenOptions(*host_port);
+    http_options.threads = 1;
+    http_options.body_limit_bytes = 4096;
+    metrics_server = std::make_unique<HttpServer>(
+        http_options, [&health](HttpRequest&& request, HttpServer::Respond respond) {
+          health.Handle(std::move(request), std::move(respond));
+        });
+    if (absl::Status st = metrics_server->Start(); !st.ok()) return Fail("cannot listen", st);
   }
   expiry.Start();
   char member_hex[17];
@@ -247,6 +269,7 @@ int Serve(const Flags& flags) {
   LogInfo("shutting down", {{"signal", std::to_string(received)}});
   expiry.Stop();
   if (blob_server) blob_server->Stop();  // its answers still in flight are dropped with the node
+  if (metrics_server) metrics_server->Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   blocking_calls.Drain();  // before the in-process client and the services go
   peer_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

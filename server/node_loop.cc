@@ -1,3 +1,4 @@
+#include "server/metrics.h"
 #include "server/node_loop.h"
 
 #include <chrono>
@@ -24,7 +25,12 @@ std::string Hex(uint64_t id) {
 // A failed write of the Raft log leaves this member unable to keep its promises (a vote, an
 // acknowledged append): stop rather than go on with memory and disk apart.
 void WriteOrDie(storage::Engine* engine, rocksdb::WriteBatch* batch, bool sync) {
-  if (absl::Status st = engine->Write(batch, sync); !st.ok()) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status st = engine->Write(batch, sync);
+  if (sync) {
+    Metrics::Get().wal_fsync.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  if (!st.ok()) {
     LogError("raft log write failed; stopping", {{"error", st.ToString()}});
     std::abort();
   }
@@ -520,6 +526,7 @@ void NodeLoop::OnSoftState(const raft::SoftState& soft) {
   if (!leading) promote_pending_ = false;
   if (soft.lead != 0 && previous != soft.lead) new_leader_ = soft.lead;
   if (previous != soft.lead) {
+    if (soft.lead != 0) Metrics::Get().leader_changes.fetch_add(1, std::memory_order_relaxed);
     LogInfo("leader changed", {{"leader", Hex(soft.lead)}, {"term", std::to_string(node_->raft().term())}});
   }
 }

@@ -21,6 +21,10 @@ check "member list: three started members" 3 "$(grep -c "$STARTED" <<<"$OUT")"
 OUT=$(timeout 20 etcdctl --endpoints="$(ep "$F")" endpoint status --cluster 2>/dev/null)
 check "endpoint status --cluster: three endpoints" 3 "$(wc -l <<<"$OUT")"
 check "endpoint status --cluster: one leader" 1 "$(grep -c ', true, false, ' <<<"$OUT")"
+check "/health on every member" '{"health":"true"} {"health":"true"} {"health":"true"}' \
+  "$(for i in 1 2 3; do curl -s -m 10 "http://127.0.0.1:${MPORT[$i]}/health"; echo; done | tr '\n' ' ' | sed 's/ $//')"
+check "/metrics: exactly one member leads" 1 \
+  "$(for i in 1 2 3; do curl -s -m 5 "http://127.0.0.1:${MPORT[$i]}/metrics"; done | grep -c '^etcd_server_is_leader 1$')"
 
 # Writes through every member, linearizable reads from every member.
 for i in 1 2 3; do ctl_at "$i" put "k/$i" "v$i" >/dev/null; done
@@ -131,6 +135,8 @@ check_match "no quorum: put error" "^Error: etcdserver: (no leader|request timed
 run_ctl_at "$L" get k/1
 check "no quorum: linearizable get fails" 1 "$RC"
 check "no quorum: serializable get served" "k/1 v1" "$(ctl_at "$L" get k/1 --consistency=s | tr '\n' ' ' | sed 's/ $//')"
+check "no quorum: /health says so" '503 {"health":"false"}' "$(curl -s -m 20 -w '%{http_code} ' -o "$E2E_DIR/health" "http://127.0.0.1:${MPORT[$L]}/health"; cat "$E2E_DIR/health")"
+check "no quorum: /metrics has no leader" "etcd_server_has_leader 0" "$(curl -s -m 5 "http://127.0.0.1:${MPORT[$L]}/metrics" | grep '^etcd_server_has_leader ')"
 member_start "$F"; member_start "$G"
 until ctl_at "$L" put healed 1 >/dev/null 2>&1; do sleep 0.2; done
 check "healed: every member reads the write" "healed healed healed" \

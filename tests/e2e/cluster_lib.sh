@@ -11,7 +11,8 @@ cluster_flags() { # i
   echo --name "m$1" --data-dir "$E2E_DIR/m$1" \
     --listen-client-urls "http://127.0.0.1:${CPORT[$1]}" --advertise-client-urls "http://127.0.0.1:${CPORT[$1]}" \
     --listen-peer-urls "http://127.0.0.1:${PPORT[$1]}" --initial-advertise-peer-urls "http://127.0.0.1:${PPORT[$1]}" \
-    --initial-cluster "$initial" --initial-cluster-token "e2e-$$" --listen-blob-urls=
+    --initial-cluster "$initial" --initial-cluster-token "e2e-$$" --listen-blob-urls= \
+    --listen-metrics-urls "http://127.0.0.1:${MPORT[$1]:-$(free_port)}"
 }
 
 member_start() { # i [extra flags]
@@ -45,7 +46,7 @@ leader_index() {
 
 cluster_start() { # n
   CLUSTER_N=$1
-  for i in $(seq 1 "$CLUSTER_N"); do CPORT[$i]=$(free_port); PPORT[$i]=$(free_port); done
+  for i in $(seq 1 "$CLUSTER_N"); do CPORT[$i]=$(free_port); PPORT[$i]=$(free_port); MPORT[$i]=$(free_port); done
   for i in $(seq 1 "$CLUSTER_N"); do member_start "$i"; done
   if [ -z "$(leader_index)" ]; then
     echo "cluster elected no leader; logs:"; tail -n 20 "$E2E_DIR"/m*.log; exit 1

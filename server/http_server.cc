@@ -1,4 +1,4 @@
-#include "server/blob_http.h"
+#include "server/http_server.h"
 
 #include <array>
 #include <atomic>
@@ -33,7 +33,7 @@ constexpr auto kDrainTimeout = std::chrono::seconds(10);
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const BlobHttpServer::Options& options, const BlobHttpServer::Handler& handler)
+  Session(tcp::socket socket, const HttpServer::Options& options, const HttpServer::Handler& handler)
       : stream_(std::move(socket)), options_(options), handler_(handler) {}
 
   void Start() {
@@ -133,13 +133,13 @@ class Session : public std::enable_shared_from_this<Session> {
   bool drain_before_close_ = false;
   uint64_t drained_ = 0;
   std::array<char, 16 * 1024> drain_buffer_;
-  const BlobHttpServer::Options& options_;
-  const BlobHttpServer::Handler& handler_;
+  const HttpServer::Options& options_;
+  const HttpServer::Handler& handler_;
 };
 
 }  // namespace
 
-struct BlobHttpServer::Impl {
+struct HttpServer::Impl {
   Impl(Options o, Handler h) : options(std::move(o)), handler(std::move(h)), acceptor(asio::make_strand(io)) {}
 
   void Accept() {
@@ -161,12 +161,12 @@ struct BlobHttpServer::Impl {
   std::atomic<uint16_t> port{0};
 };
 
-BlobHttpServer::BlobHttpServer(Options options, Handler handler)
+HttpServer::HttpServer(Options options, Handler handler)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
 
-BlobHttpServer::~BlobHttpServer() { Stop(); }
+HttpServer::~HttpServer() { Stop(); }
 
-absl::Status BlobHttpServer::Start() {
+absl::Status HttpServer::Start() {
   beast::error_code ec;
   auto address = asio::ip::make_address(impl_->options.host, ec);
   if (ec) return absl::InvalidArgumentError("blob listener: bad address " + impl_->options.host);
@@ -188,7 +188,7 @@ absl::Status BlobHttpServer::Start() {
   return absl::OkStatus();
 }
 
-void BlobHttpServer::Stop() {
+void HttpServer::Stop() {
   if (!impl_ || impl_->threads.empty()) return;
   asio::post(impl_->acceptor.get_executor(), [this] {
     beast::error_code ignored;
@@ -199,6 +199,6 @@ void BlobHttpServer::Stop() {
   impl_->threads.clear();
 }
 
-uint16_t BlobHttpServer::port() const { return impl_->port; }
+uint16_t HttpServer::port() const { return impl_->port; }
 
 }  // namespace leasehold::server

@@ -1,4 +1,4 @@
-// A small HTTP/1.1 server for the Azure Blob adapter, on Boost.Beast: keep-alive, many concurrent
+// A small HTTP/1.1 server (the Azure Blob adapter, metrics and health), on Boost.Beast: keep-alive, many concurrent
 // connections served by a few threads, bounded header and body sizes (oversized requests are
 // answered 413 and the connection closed). Requests are handed to a handler that may answer later,
 // from any thread; answers on one connection go out in request order (one request at a time).
@@ -20,7 +20,7 @@ namespace leasehold::server {
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 
-class BlobHttpServer {
+class HttpServer {
  public:
   struct Options {
     std::string host = "127.0.0.1";
@@ -35,8 +35,8 @@ class BlobHttpServer {
   using Respond = std::function<void(HttpResponse)>;
   using Handler = std::function<void(HttpRequest&&, Respond)>;
 
-  BlobHttpServer(Options options, Handler handler);
-  ~BlobHttpServer();
+  HttpServer(Options options, Handler handler);
+  ~HttpServer();
 
   // Binds and starts serving; InvalidArgument/Unavailable when the address cannot be bound.
   absl::Status Start();

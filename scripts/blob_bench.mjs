@@ -4,7 +4,7 @@
 // under infinite leases, to see whether cycles slow down as leased blobs accumulate.
 //
 // usage: node scripts/blob_bench.mjs --url http://127.0.0.1:10000/devstoreaccount1
-//          [--clients 1] [--duration 10] [--leased 0] [--container bench]
+//          [--clients 1] [--duration 10] [--leased 0] [--container bench] [--blob-bytes 1]
 // Prints one JSON line: {"clients", "leased", "cycles", "cycles_per_s", "p50_ms", "p99_ms", "errors"}.
 import crypto from "node:crypto";
 import http from "node:http";
@@ -16,6 +16,7 @@ const clients = Number(args.clients ?? 1);
 const duration = Number(args.duration ?? 10);
 const leased = Number(args.leased ?? 0);
 const container = args.container ?? `bench${Date.now()}`;
+const blobBody = "x".repeat(Number(args["blob-bytes"] ?? 1));  // the size of each client's own blob
 const key = Buffer.from("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==", "base64");
 const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(clients, 64) });
 
@@ -49,7 +50,7 @@ async function pool(n, concurrency, fn) {
 
 const created = await request("PUT", `/${container}`, { restype: "container" });
 if (created !== 201 && created !== 409) throw new Error(`create container: ${created}`);
-await pool(clients, 64, async (i) => { if (await request("PUT", `/${container}/c${i}`, {}, { "x-ms-blob-type": "BlockBlob" }, "x") !== 201) throw new Error("put"); });
+await pool(clients, 64, async (i) => { if (await request("PUT", `/${container}/c${i}`, {}, { "x-ms-blob-type": "BlockBlob" }, blobBody) !== 201) throw new Error("put"); });
 const setupStart = Date.now();
 await pool(leased, 64, async (i) => {
   if (await request("PUT", `/${container}/held${i}`, {}, { "x-ms-blob-type": "BlockBlob" }, "x") !== 201) throw new Error("put held");

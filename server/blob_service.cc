@@ -352,7 +352,7 @@ void BlobService::Read(std::shared_ptr<Call> call, BlobRequest blob) {
     if (!p.cache_control().empty()) response.set(http::field::cache_control, p.cache_control());
     if (!p.content_disposition().empty()) response.set("Content-Disposition", p.content_disposition());
     const std::string md5 = absl::Base64Escape(p.content_md5());
-    const int64_t size = result.content_length();
+    const int64_t size = record.content_length();
     if (blob.op() == BlobRequest::GET_BLOB_PROPERTIES) {
       if (!md5.empty()) response.set("Content-MD5", md5);
       response.content_length(size);
@@ -391,7 +391,7 @@ void BlobService::Read(std::shared_ptr<Call> call, BlobRequest blob) {
     if (call->head) {
       response.content_length(ranged ? last - first + 1 : size);
     } else {
-      response.body() = ranged ? record.content().substr(first, last - first + 1) : record.content();
+      response.body() = ranged ? result.content().substr(first, last - first + 1) : std::move(*result.mutable_content());
     }
     call->respond(std::move(response));
   });
@@ -535,7 +535,7 @@ void BlobService::ListBlobs(std::shared_ptr<Call> call, const BlobTarget& target
                         Tag("Creation-Time", blobfmt::HttpDate(record.created_ms())),
                         Tag("Last-Modified", blobfmt::HttpDate(record.last_modified_ms())),
                         Tag("Etag", Unquoted(storage::BlobETag(record.etag_revision()))),
-                        Tag("Content-Length", std::to_string(record.content().size())),
+                        Tag("Content-Length", std::to_string(record.content_length())),
                         Tag("Content-Type", p.content_type()), Tag("Content-Encoding", p.content_encoding()),
                         Tag("Content-Language", p.content_language()),
                         Tag("Content-MD5", absl::Base64Escape(p.content_md5())), Tag("Cache-Control", p.cache_control()),

@@ -349,7 +349,7 @@ BlobResponse ApplyBlobOnlyRequest(const BlobRequest& request, int64_t now_ms, Bl
   SettleTimer(&lease, timer);
   if (existing == nullptr) record.set_created_ms(now_ms);
   if (request.op() == BlobRequest::PUT_BLOB) {
-    record.set_content(request.content());
+    record.set_content_length(static_cast<int64_t>(request.content().size()));
     *record.mutable_properties() = request.properties();
   }
   *record.mutable_metadata() = request.metadata();
@@ -358,6 +358,7 @@ BlobResponse ApplyBlobOnlyRequest(const BlobRequest& request, int64_t now_ms, Bl
   BlobResponse response = Ok(request.op() == BlobRequest::PUT_BLOB ? 201 : 200);
   FillStamp(record, &response);
   table->Put(key, std::move(record), batch);
+  if (request.op() == BlobRequest::PUT_BLOB) table->PutContent(key, request.content(), batch);
   return response;
 }
 
@@ -428,9 +429,8 @@ internalpb::BlobResponse ReadBlobRequest(const BlobRequest& request, int64_t now
   FillStamp(*record, &response);
   BlobRecord* out = response.mutable_record();
   *out = *record;
-  response.set_content_length(static_cast<int64_t>(record->content().size()));
-  if (request.op() != BlobRequest::GET_BLOB) out->clear_content();
   *out->mutable_lease() = lease;
+  if (request.op() == BlobRequest::GET_BLOB) response.set_content(table.Content(BlobKey{request.container(), request.blob()}));
   return response;
 }
 

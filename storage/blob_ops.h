@@ -41,8 +41,7 @@ internalpb::BlobResponse ApplyBlobRequest(const internalpb::BlobRequest& request
                                           CoreLeaseTimer* timer, rocksdb::WriteBatch* batch);
 
 // Answers a read (GET_CONTAINER_PROPERTIES, GET_BLOB, GET_BLOB_PROPERTIES); the record in the
-// response carries the effective lease. GET_BLOB_PROPERTIES and GET_CONTAINER_PROPERTIES leave
-// the content out.
+// response carries the effective lease, and only GET_BLOB carries the content.
 internalpb::BlobResponse ReadBlobRequest(const internalpb::BlobRequest& request, int64_t now_ms,
                                          const BlobTable& table);
 

@@ -11,16 +11,23 @@ std::string EngineKey(const BlobKey& key) {
   return std::string{kBlobPrefix, 'b'} + key.container + '/' + key.blob;
 }
 
+std::string ContentKey(const BlobKey& key) { return std::string{kBlobPrefix, 'd'} + key.container + '/' + key.blob; }
+
 }  // namespace
 
 absl::Status BlobTable::Restore(const Engine& engine) {
   containers_.clear();
   blobs_.clear();
   core_lease_owner_.clear();
+  contents_.clear();
   auto it = engine.NewIterator();
   for (it->Seek(std::string(1, kBlobPrefix)); it->Valid(); it->Next()) {
     std::string_view k(it->key().data(), it->key().size());
     if (k.size() < 2 || k[0] != kBlobPrefix) break;
+    if (k[1] == 'd') {
+      contents_[std::string(k.substr(2))] = std::string(it->value().data(), it->value().size());
+      continue;
+    }
     internalpb::BlobRecord record;
     if (!record.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
       return absl::DataLossError("malformed blob record");
@@ -61,6 +68,22 @@ void BlobTable::Put(const BlobKey& key, internalpb::BlobRecord record, rocksdb::
   slot = std::move(record);
 }
 
+const std::string& BlobTable::Content(const BlobKey& key) const {
+  static const std::string* const kEmpty = new std::string();
+  auto it = contents_.find(BlobMapKey(key));
+  return it == contents_.end() ? *kEmpty : it->second;
+}
+
+void BlobTable::PutContent(const BlobKey& key, std::string content, rocksdb::WriteBatch* batch) {
+  if (content.empty()) {
+    contents_.erase(BlobMapKey(key));
+    batch->Delete(ContentKey(key));
+    return;
+  }
+  batch->Put(ContentKey(key), content);
+  contents_[BlobMapKey(key)] = std::move(content);
+}
+
 void BlobTable::Erase(const BlobKey& key, rocksdb::WriteBatch* batch) {
   if (key.is_container()) {
     const std::string prefix = key.container + '/';
@@ -68,6 +91,8 @@ void BlobTable::Erase(const BlobKey& key, rocksdb::WriteBatch* batch) {
       BlobKey blob{key.container, it->first.substr(prefix.size())};
       TrackCoreLease(blob, &it->second, nullptr);
       batch->Delete(EngineKey(blob));
+      batch->Delete(ContentKey(blob));
+      contents_.erase(it->first);
       it = blobs_.erase(it);
     }
     if (auto it = containers_.find(key.container); it != containers_.end()) {
@@ -77,6 +102,8 @@ void BlobTable::Erase(const BlobKey& key, rocksdb::WriteBatch* batch) {
   } else if (auto it = blobs_.find(BlobMapKey(key)); it != blobs_.end()) {
     TrackCoreLease(key, &it->second, nullptr);
     blobs_.erase(it);
+    contents_.erase(BlobMapKey(key));
+    batch->Delete(ContentKey(key));
   }
   batch->Delete(EngineKey(key));
 }

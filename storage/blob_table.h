@@ -1,7 +1,9 @@
 // The Azure Blob adapter's replicated records: containers and blobs by name, each an
-// internalpb.BlobRecord, and the counter their ETags come from. Persisted in the engine under
-// prefix 'a' ('a' 'c' container, 'a' 'b' container '/' blob, meta "blob_revision"), so they travel
-// in snapshots with everything else and are invisible to the etcd API.
+// internalpb.BlobRecord, blobs' contents (apart from the records, so that changing a record never
+// rewrites the content), and the counter their ETags come from. Persisted in the engine under
+// prefix 'a' ('a' 'c' container, 'a' 'b' container '/' blob, 'a' 'd' container '/' blob for the
+// content, meta "blob_revision"), so they travel in snapshots with everything else and are
+// invisible to the etcd API.
 //
 // Also answers which record a core lease (LeaseCollection) is timing, so the state machine can turn
 // a revoked core lease into a blob lease's expiry or end of break.
@@ -39,7 +41,11 @@ class BlobTable {
   const internalpb::BlobRecord* Find(const BlobKey& key) const;
   // Inserts or replaces the record, persisting it into `batch`.
   void Put(const BlobKey& key, internalpb::BlobRecord record, rocksdb::WriteBatch* batch);
-  // Removes the record (and, for a container, every blob in it).
+  // A blob's content (empty when the blob has none or does not exist).
+  const std::string& Content(const BlobKey& key) const;
+  // Replaces a blob's content, persisting it into `batch`. Call with the blob's record in place.
+  void PutContent(const BlobKey& key, std::string content, rocksdb::WriteBatch* batch);
+  // Removes the record (and, for a container, every blob in it), contents included.
   void Erase(const BlobKey& key, rocksdb::WriteBatch* batch);
 
   // A fresh revision for an ETag or fencing token: strictly increasing, persisted into `batch`.
@@ -65,6 +71,7 @@ class BlobTable {
   std::map<std::string, internalpb::BlobRecord, std::less<>> containers_;
   // container + '/' + blob; container names never hold '/', so one container's blobs are contiguous.
   std::map<std::string, internalpb::BlobRecord, std::less<>> blobs_;
+  absl::flat_hash_map<std::string, std::string> contents_;  // same keys as blobs_; empty ones absent
   absl::flat_hash_map<int64_t, BlobKey> core_lease_owner_;
   int64_t revision_ = 0;
 };

@@ -95,7 +95,8 @@ const std::map<std::string, FlagSpec>& Specs() {
 
 std::string FlagsUsage() {
   std::string out =
-      "usage: leasehold [flags]\n\n"
+      "usage: leasehold [flags]\n"
+      "       leasehold snapshot status|restore ...   (see leasehold snapshot --help)\n\n"
       "Leasehold serves the etcd v3 gRPC API (KV, Lease, Watch, Maintenance, Cluster) from a RocksDB\n"
       "data directory, replicated with Raft across the members named in --initial-cluster.\n\nflags:\n";
   for (const auto& [name, spec] : Specs()) absl::StrAppend(&out, "  --", name, "\n      ", spec.help, "\n");

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 
 #include "client/leasehold/client.h"
+#include "server/backup_command.h"
 #include "server/blocking_calls.h"
 #include "server/cluster_config.h"
 #include "server/election_service.h"
@@ -291,6 +292,7 @@ int main(int argc, char** argv) {
   // Lock-order checking costs a graph update per lock; the build's own tests and sanitizers cover it.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
+  if (argc > 1 && std::string(argv[1]) == "snapshot") return leasehold::server::RunSnapshotCommand(argc - 1, argv + 1);
   auto flags = leasehold::server::ParseFlags(argc, argv);
   if (!flags.ok()) {
     std::cerr << "leasehold: " << flags.status().message() << "\n\n" << leasehold::server::FlagsUsage();

@@ -1,10 +1,44 @@
 #include "server/maintenance_service.h"
 
 #include "server/grpc_status.h"
+#include "server/log.h"
 #include "server/propose_reactor.h"
+#include "storage/backup.h"
 #include "storage/etcd_errors.h"
 
 namespace leasehold::server {
+namespace {
+
+// Writes a backup, one piece per message, each sent once the previous one has gone.
+class SnapshotStream final : public grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse> {
+ public:
+  SnapshotStream(Member* member) : member_(member), backup_(member->engine()) { WriteNext(); }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) return Finish(grpc::Status(grpc::StatusCode::CANCELLED, "snapshot stream cancelled"));
+    WriteNext();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  static constexpr size_t kChunkBytes = 64 * 1024;
+
+  void WriteNext() {
+    response_.Clear();
+    auto more = backup_.Next(kChunkBytes, response_.mutable_blob());
+    if (!more.ok()) return Finish(ToGrpcStatus(more.status()));
+    if (!*more) return Finish(grpc::Status::OK);
+    response_.set_remaining_bytes(backup_.total_bytes() - backup_.written_bytes());
+    member_->FillHeader(response_.mutable_header());
+    StartWrite(&response_);
+  }
+
+  Member* const member_;
+  storage::BackupWriter backup_;
+  etcdserverpb::SnapshotResponse response_;
+};
+
+}  // namespace
 
 grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext* context,
                                                      const etcdserverpb::StatusRequest* request,
@@ -39,6 +73,12 @@ grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerCon
   absl::Status st = member_->engine().CompactAll();
   member_->FillHeader(response->mutable_header());
   return FinishNow(context, st);
+}
+
+grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* MaintenanceService::Snapshot(
+    grpc::CallbackServerContext* context, const etcdserverpb::SnapshotRequest* request) {
+  LogInfo("sending a snapshot", {{"peer", context->peer()}});
+  return new SnapshotStream(member_);
 }
 
 grpc::ServerUnaryReactor* MaintenanceService::MoveLeader(grpc::CallbackServerContext* context,

@@ -1,4 +1,4 @@
-// etcdserverpb.Maintenance (Status, Alarm, Defragment, MoveLeader) for a member.
+// etcdserverpb.Maintenance (Status, Alarm, Defragment, MoveLeader, Snapshot) for a member.
 // Methods not overridden answer UNIMPLEMENTED.
 #pragma once
 
@@ -20,6 +20,10 @@ class MaintenanceService final : public etcdserverpb::Maintenance::CallbackServi
   grpc::ServerUnaryReactor* Defragment(grpc::CallbackServerContext* context,
                                        const etcdserverpb::DefragmentRequest* request,
                                        etcdserverpb::DefragmentResponse* response) override;
+  // Streams a backup of this member's replicated state (storage/backup.h) in 64 KiB pieces, from one
+  // consistent view taken when the call starts: what `etcdctl snapshot save` writes to its file.
+  grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* Snapshot(
+      grpc::CallbackServerContext* context, const etcdserverpb::SnapshotRequest* request) override;
   // Asks this member, which must be the leader, to hand leadership to `targetID`; answers once it has.
   grpc::ServerUnaryReactor* MoveLeader(grpc::CallbackServerContext* context,
                                        const etcdserverpb::MoveLeaderRequest* request,

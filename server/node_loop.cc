@@ -11,6 +11,12 @@
 namespace leasehold::server {
 namespace {
 
+// Wall-clock time, which lease deadlines are kept in.
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -473,7 +479,7 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
   group->revision = state_machine_->revision();
   if (promote && node_->raft().role() == raft::Role::kLeader) {
     promote_pending_ = false;
-    state_machine_->leases().Promote(options_.promote_allowance_ms);
+    state_machine_->leases().Promote(options_.promote_allowance_ms, UnixMs());
     LogInfo("leading: lease expiry tracked here",
             {{"term", std::to_string(node_->raft().term())}, {"leases", std::to_string(state_machine_->leases().size())}});
   }

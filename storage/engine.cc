@@ -96,6 +96,17 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir) {
   return engine;
 }
 
+namespace keys {
+bool IsMemberLocal(std::string_view key) {
+  if (key.empty()) return true;
+  if (key[0] == kLogPrefix) return true;
+  for (std::string_view local : {"format", "identity", "raft_hard_state", "raft_snapshot"}) {
+    if (key == Meta(local)) return true;
+  }
+  return false;
+}
+}  // namespace keys
+
 absl::Status Engine::Write(rocksdb::WriteBatch* batch, bool sync) {
   rocksdb::WriteOptions wo;
   wo.sync = sync;
@@ -111,6 +122,18 @@ absl::StatusOr<std::string> Engine::Get(std::string_view key) const {
 
 std::unique_ptr<rocksdb::Iterator> Engine::NewIterator() const {
   return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(rocksdb::ReadOptions()));
+}
+
+std::shared_ptr<const rocksdb::Snapshot> Engine::Pin() const {
+  rocksdb::DB* db = db_.get();
+  return std::shared_ptr<const rocksdb::Snapshot>(db->GetSnapshot(),
+                                                  [db](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); });
+}
+
+std::unique_ptr<rocksdb::Iterator> Engine::NewIterator(const rocksdb::Snapshot* view) const {
+  rocksdb::ReadOptions options;
+  options.snapshot = view;
+  return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(options));
 }
 
 absl::Status Engine::CompactAll() {

@@ -25,6 +25,9 @@ std::string Revision(const storage::Revision& rev);
 std::string Lease(int64_t id);
 std::string LogEntry(uint64_t index);
 std::string Meta(std::string_view name);
+// Records that belong to this member alone (its identity, its Raft log and hard state) and never
+// travel in a snapshot or a backup.
+bool IsMemberLocal(std::string_view key);
 inline constexpr char kRevisionPrefix = 'k';
 inline constexpr char kLeasePrefix = 'l';
 inline constexpr char kLogPrefix = 'w';
@@ -40,6 +43,10 @@ class Engine {
   // NotFound when absent.
   absl::StatusOr<std::string> Get(std::string_view key) const;
   std::unique_ptr<rocksdb::Iterator> NewIterator() const;
+  // A consistent read view, released when the last copy goes: iterators made with it all see the
+  // database as it was when it was pinned.
+  std::shared_ptr<const rocksdb::Snapshot> Pin() const;
+  std::unique_ptr<rocksdb::Iterator> NewIterator(const rocksdb::Snapshot* view) const;
   // Compacts the whole key space, dropping deleted and overwritten versions from disk (etcd's
   // defragment). Blocks until done.
   absl::Status CompactAll();

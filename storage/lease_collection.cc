@@ -73,12 +73,15 @@ void LeaseCollection::Clear() {
   renewed_.clear();
 }
 
-void LeaseCollection::Promote(int64_t extend_ms) {
+void LeaseCollection::Promote(int64_t extend_ms, int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   primary_ = true;
   expiry_.Clear();
   renewed_.clear();
-  for (const auto& [id, lease] : lease_map_) expiry_.Upsert(id, lease.deadline_ms + extend_ms);
+  for (const auto& [id, lease] : lease_map_) {
+    const int64_t deadline_ms = lease.deadline_ms != 0 ? lease.deadline_ms : now_ms + lease.ttl_seconds * 1000;
+    expiry_.Upsert(id, deadline_ms + extend_ms);
+  }
 }
 
 void LeaseCollection::Demote() {

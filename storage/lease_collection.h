@@ -60,8 +60,8 @@ class LeaseCollection {
   // --- Primary only. ---
   // Becomes primary: every lease expires at its replicated deadline plus `extend_ms`, the allowance
   // for renewals the previous primary (or this member before a crash) acknowledged but did not
-  // checkpoint.
-  void Promote(int64_t extend_ms);
+  // checkpoint. A lease without a deadline (restored from a backup) gets its full TTL from `now_ms`.
+  void Promote(int64_t extend_ms, int64_t now_ms);
   // Stops tracking expiry (followers never revoke).
   void Demote();
   bool is_primary() const;

@@ -6,19 +6,6 @@
 #include "storage/status_macros.h"
 
 namespace leasehold::storage {
-namespace {
-
-// Records that belong to this member alone (or to the Raft log) and never travel in a snapshot.
-bool IsLocalRecord(std::string_view key) {
-  if (key.empty()) return true;
-  if (key[0] == keys::kLogPrefix) return true;
-  for (std::string_view local : {"format", "identity", "raft_hard_state", "raft_snapshot"}) {
-    if (key == keys::Meta(local)) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 absl::Status StateMachine::Dump(std::string* out) const {
   absl::ReaderMutexLock lock(&mu_);
@@ -28,7 +15,7 @@ absl::Status StateMachine::Dump(std::string* out) const {
   auto it = engine_->NewIterator();
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view key(it->key().data(), it->key().size());
-    if (IsLocalRecord(key) || key == applied_key) continue;
+    if (keys::IsMemberLocal(key) || key == applied_key) continue;
     auto* record = snapshot.add_records();
     record->set_key(std::string(key));
     record->set_value(it->value().data(), it->value().size());
@@ -51,11 +38,11 @@ absl::Status StateMachine::PrepareInstall(const std::string& data, uint64_t inde
   auto it = engine_->NewIterator();
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view key(it->key().data(), it->key().size());
-    if (!IsLocalRecord(key)) batch->Delete(it->key());
+    if (!keys::IsMemberLocal(key)) batch->Delete(it->key());
   }
   if (!it->status().ok()) return absl::DataLossError(it->status().ToString());
   for (const auto& record : snapshot.records()) {
-    if (!IsLocalRecord(record.key())) batch->Put(record.key(), record.value());
+    if (!keys::IsMemberLocal(record.key())) batch->Put(record.key(), record.value());
   }
   Engine::PutMetaU64(batch, "ci", index);
   return absl::OkStatus();

@@ -31,7 +31,7 @@ TEST(LeaseCollectionTest, FollowerNeverExpiresOrRenews) {
 
 TEST(LeaseCollectionTest, PrimaryExpiresInOrderAndRenewPostpones) {
   LeaseCollection leases;
-  leases.Promote(0);
+  leases.Promote(0, /*now_ms=*/0);
   leases.Grant(1, 10, 10'000);
   leases.Grant(2, 5, 5'000);
   leases.Grant(3, 20, 20'000);
@@ -46,17 +46,27 @@ TEST(LeaseCollectionTest, PrimaryExpiresInOrderAndRenewPostpones) {
 
 TEST(LeaseCollectionTest, ExpiredLeaseCannotBeRenewed) {
   LeaseCollection leases;
-  leases.Promote(0);
+  leases.Promote(0, /*now_ms=*/0);
   leases.Grant(1, 2, 2'000);
   EXPECT_EQ(leases.Renew(1, 2'000), 0);
   EXPECT_EQ(leases.Renew(99, 0), 0);
+}
+
+TEST(LeaseCollectionTest, PromoteGivesLeasesWithoutDeadlineTheirFullTtl) {
+  LeaseCollection leases;
+  leases.Grant(1, 30, /*deadline_ms=*/0);  // as restored from a backup
+  leases.Grant(2, 30, 40'000);
+  leases.Promote(1'000, /*now_ms=*/100'000);
+  EXPECT_EQ(leases.PopExpired(100'000, 10, 100'000), (std::vector<int64_t>{2}));
+  EXPECT_TRUE(leases.PopExpired(130'999, 10, 100'000).empty());
+  EXPECT_EQ(leases.PopExpired(131'000, 10, 1'000), (std::vector<int64_t>{1}));
 }
 
 TEST(LeaseCollectionTest, PromoteUsesCheckpointedDeadlinePlusAllowance) {
   LeaseCollection leases;
   leases.Grant(1, 60, 60'000);
   leases.Checkpoint(1, 90'000);
-  leases.Promote(2'000);
+  leases.Promote(2'000, /*now_ms=*/0);
   auto ttl = leases.Lookup(1, 80'000, false);
   ASSERT_TRUE(ttl.has_value());
   EXPECT_EQ(ttl->granted_ttl_seconds, 60);
@@ -67,7 +77,7 @@ TEST(LeaseCollectionTest, PromoteUsesCheckpointedDeadlinePlusAllowance) {
 
 TEST(LeaseCollectionTest, TakeCheckpointsReportsRenewedOnce) {
   LeaseCollection leases;
-  leases.Promote(0);
+  leases.Promote(0, /*now_ms=*/0);
   leases.Grant(1, 10, 10'000);
   leases.Grant(2, 10, 10'000);
   leases.Renew(2, 3'000);
@@ -79,7 +89,7 @@ TEST(LeaseCollectionTest, TakeCheckpointsReportsRenewedOnce) {
 
 TEST(LeaseCollectionTest, TimeToLiveTruncatesAndListsKeys) {
   LeaseCollection leases;
-  leases.Promote(0);
+  leases.Promote(0, /*now_ms=*/0);
   leases.Grant(5, 10, 10'000);
   leases.Attach(5, "k2");
   leases.Attach(5, "k1");
@@ -94,7 +104,7 @@ TEST(LeaseCollectionTest, TimeToLiveTruncatesAndListsKeys) {
 // (timed here only to print; the figures belong to the benchmark, not to an assertion).
 TEST(LeaseCollectionTest, OneMillionLeases) {
   LeaseCollection leases;
-  leases.Promote(0);
+  leases.Promote(0, /*now_ms=*/0);
   constexpr int64_t kLeases = 1'000'000;
   auto start = std::chrono::steady_clock::now();
   for (int64_t id = 1; id <= kLeases; ++id) leases.Grant(id, 60, 60'000 + id % 1000);

@@ -137,6 +137,7 @@ int Serve(const Flags& flags) {
   config.peer_urls = flags.initial_advertise_peer_urls;
   config.max_request_bytes = flags.max_request_bytes;
   config.max_txn_ops = flags.max_txn_ops;
+  config.quota_backend_bytes = flags.quota_backend_bytes == 0 ? (int64_t{2} << 30) : std::max<int64_t>(0, flags.quota_backend_bytes);
   config.lease_allowance_ms = lease_allowance_ms;
   config.lease_lookahead_ms = flags.election_timeout_ms - lease_allowance_ms;
   Member member(config, engine->get(), state_machine->get(), &node, &forwarder);

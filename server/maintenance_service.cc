@@ -1,5 +1,6 @@
 #include "server/maintenance_service.h"
 
+#include "absl/strings/str_cat.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
 #include "server/propose_reactor.h"
@@ -51,6 +52,11 @@ grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext
   response->set_raftindex(member_->proposer().committed_index());
   response->set_raftappliedindex(member_->proposer().applied_index());
   response->set_raftterm(member_->proposer().term());
+  // etcd lists a missing leader and every raised alarm (in protobuf's text form) as errors.
+  if (response->leader() == 0) response->add_errors(std::string(errors::NoLeader().message()));
+  for (const auto& alarm : member_->state_machine().alarms().List(etcdserverpb::NONE)) {
+    response->add_errors(absl::StrCat("memberID:", alarm.memberid(), " alarm:", etcdserverpb::AlarmType_Name(alarm.alarm()), " "));
+  }
   member_->FillHeader(response->mutable_header());
   return FinishNow(context, absl::OkStatus());
 }
@@ -58,11 +64,17 @@ grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* MaintenanceService::Alarm(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::AlarmRequest* request,
                                                     etcdserverpb::AlarmResponse* response) {
-  if (request->action() != etcdserverpb::AlarmRequest::GET) {
-    return FinishNow(context, absl::InvalidArgumentError("etcdserver: alarms cannot be changed on this server"));
+  if (request->action() == etcdserverpb::AlarmRequest::GET) {
+    for (auto& alarm : member_->state_machine().alarms().List(request->alarm())) *response->add_alarms() = alarm;
+    member_->FillHeader(response->mutable_header());
+    return FinishNow(context, absl::OkStatus());
   }
-  member_->FillHeader(response->mutable_header());
-  return FinishNow(context, absl::OkStatus());
+  internalpb::InternalRequest entry;
+  *entry.mutable_alarm() = *request;
+  return ProposeAndFinish(context, member_, std::move(entry), response,
+                          [](internalpb::InternalResponse& r, etcdserverpb::AlarmResponse* out) {
+                            out->Swap(r.mutable_alarm());
+                          });
 }
 
 grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerContext* context,

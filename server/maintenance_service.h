@@ -12,8 +12,8 @@ class MaintenanceService final : public etcdserverpb::Maintenance::CallbackServi
   explicit MaintenanceService(Member* member) : member_(member) {}
   grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* context, const etcdserverpb::StatusRequest* request,
                                    etcdserverpb::StatusResponse* response) override;
-  // No alarm is ever raised (there is no space quota yet): GET answers an empty list, and
-  // activating or deactivating one is refused as etcd refuses an unknown alarm.
+  // GET lists the raised alarms (of one type, or all for NONE) from this member's applied state;
+  // ACTIVATE and DEACTIVATE go through the log and answer the alarm raised or cleared, as etcd's.
   grpc::ServerUnaryReactor* Alarm(grpc::CallbackServerContext* context, const etcdserverpb::AlarmRequest* request,
                                   etcdserverpb::AlarmResponse* response) override;
   // Compacts this member's storage engine; answers when done.

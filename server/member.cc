@@ -49,7 +49,30 @@ void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done) {
     done(storage::ApplyResult::Error(errors::RequestTooLarge()));
     return;
   }
+  if (config_.quota_backend_bytes > 0 && storage::StateMachine::GrowsStore(entry) &&
+      DbSize() + static_cast<int64_t>(entry.ByteSizeLong()) > config_.quota_backend_bytes) {
+    if (!state_machine_->alarms().Raised(etcdserverpb::NOSPACE)) {
+      internalpb::InternalRequest alarm;
+      alarm.set_id(static_cast<uint64_t>(NextId()));
+      alarm.set_time_unix_ms(entry.time_unix_ms());
+      alarm.mutable_alarm()->set_action(etcdserverpb::AlarmRequest::ACTIVATE);
+      alarm.mutable_alarm()->set_memberid(config_.member_id);
+      alarm.mutable_alarm()->set_alarm(etcdserverpb::NOSPACE);
+      proposer_->Propose(std::move(alarm), [](const storage::ApplyResult&) {});
+    }
+    done(storage::ApplyResult::Error(errors::NoSpace()));
+    return;
+  }
   proposer_->Propose(std::move(entry), std::move(done));
+}
+
+int64_t Member::DbSize() {
+  const int64_t now = NowUnixMs();
+  if (now - db_size_measured_ms_.load(std::memory_order_relaxed) >= 100) {
+    db_size_measured_ms_.store(now, std::memory_order_relaxed);
+    db_size_.store(engine_->ApproximateSize(), std::memory_order_relaxed);
+  }
+  return db_size_.load(std::memory_order_relaxed);
 }
 
 namespace {

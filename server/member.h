@@ -36,6 +36,9 @@ struct MemberConfig {
   // is checkpointed at most about once per (allowance + lookahead). allowance + lookahead is what an
   // abandoned lease may outlive its TTL by: keep it within an election timeout.
   int64_t lease_lookahead_ms = 500;
+  // --quota-backend-bytes as etcd resolves it: a write that would take the engine past this many
+  // bytes raises NOSPACE; 0 means no quota.
+  int64_t quota_backend_bytes = 0;
   // The etcd API version we answer as (etcd clients gate features on it).
   std::string version = "3.4.23";
 };
@@ -69,8 +72,12 @@ class Member {
   void FillHeader(etcdserverpb::ResponseHeader* header) const;
 
   // Stamps the entry with a request id and the current time, refuses it when larger than
-  // --max-request-bytes (etcd's "request is too large"), and proposes it.
+  // --max-request-bytes (etcd's "request is too large"), and proposes it. An entry that grows the
+  // store past the quota is refused with "database space exceeded" and raises NOSPACE for this
+  // member (through the log, as etcd does), which then refuses such entries on every member.
   void Submit(internalpb::InternalRequest entry, Proposer::Done done);
+  // The engine's size on disk, re-measured at most every 100 ms (measuring lists the directory).
+  int64_t DbSize();
 
   // A fresh id, unique across this member's lifetime and across members (etcd's layout: the low
   // 16 bits of the member id, then a millisecond timestamp taken at start, then a counter).
@@ -86,6 +93,8 @@ class Member {
   LeaseForwarder* forwarder_;
   std::unique_ptr<LeaseCheckpointer> checkpointer_;
   std::atomic<uint64_t> next_id_;
+  std::atomic<int64_t> db_size_{0};
+  std::atomic<int64_t> db_size_measured_ms_{0};
 };
 
 }  // namespace leasehold::server

@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "leasehold/internal.pb.h"
 #include "mvccpb/kv.pb.h"
+#include "storage/alarm_table.h"
 #include "storage/status_macros.h"
 
 namespace leasehold::storage {
@@ -33,11 +34,11 @@ uint32_t ReadU32(std::string_view in) {
 
 uint64_t FramedSize(size_t key_bytes, size_t value_bytes) { return 8 + key_bytes + value_bytes; }
 
-// Records a backup carries: the replicated ones, less membership (a restored member founds a new
-// cluster) and the applied index (which belongs to the old cluster's log).
+// Records a backup carries: the replicated ones, less membership and alarms (a restored member
+// founds a new cluster, with new member ids) and the applied index (the old cluster's log's).
 bool IsBackedUp(std::string_view key) {
   if (keys::IsMemberLocal(key)) return false;
-  if (key == keys::Meta("ci")) return false;
+  if (key == keys::Meta("ci") || AlarmTable::IsAlarmKey(key)) return false;
   return !key.starts_with(keys::Meta("member/"));
 }
 

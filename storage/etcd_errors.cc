@@ -41,6 +41,8 @@ absl::Status Unhealthy() { return absl::UnavailableError("etcdserver: unhealthy 
 
 absl::Status NotLeader() { return absl::FailedPreconditionError("etcdserver: not leader"); }
 absl::Status BadLeaderTransferee() { return absl::FailedPreconditionError("etcdserver: bad leader transferee"); }
+absl::Status NoSpace() { return absl::ResourceExhaustedError("etcdserver: mvcc: database space exceeded"); }
+
 absl::Status LeaderTransferTimeout() {
   return absl::DeadlineExceededError("etcdserver: request timed out, leader transfer took too long");
 }

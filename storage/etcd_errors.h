@@ -30,6 +30,7 @@ absl::Status MemberNotLearner();    // FailedPrecondition "etcdserver: can only 
 absl::Status Unhealthy();           // Unavailable "etcdserver: unhealthy cluster"
 absl::Status NotLeader();           // FailedPrecondition "etcdserver: not leader"
 absl::Status BadLeaderTransferee(); // FailedPrecondition "etcdserver: bad leader transferee"
+absl::Status NoSpace();             // ResourceExhausted "etcdserver: mvcc: database space exceeded"
 absl::Status LeaderTransferTimeout();  // DeadlineExceeded "etcdserver: request timed out, leader transfer took too long"
 
 }  // namespace leasehold::errors

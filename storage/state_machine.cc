@@ -75,6 +75,7 @@ absl::StatusOr<std::unique_ptr<StateMachine>> StateMachine::Open(Engine* engine,
     if (record.lease != 0) sm->leases_.Attach(record.lease, key);
   }));
   RETURN_IF_ERROR(sm->members_.Restore(*engine));
+  RETURN_IF_ERROR(sm->alarms_.Restore(*engine));
   RETURN_IF_ERROR(sm->blobs_.Restore(*engine));
   ASSIGN_OR_RETURN(sm->applied_index_, engine->GetMetaU64("ci"));
   return sm;
@@ -390,6 +391,11 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
   ApplyResult result;
   rocksdb::WriteBatch& batch = unflushed_;
   auto& response = result.response;
+  if (GrowsStore(entry) && alarms_.Raised(etcdserverpb::NOSPACE)) {
+    result.status = errors::NoSpace();
+    applied_index_ = index;
+    return result;
+  }
   switch (entry.request_case()) {
     case internalpb::InternalRequest::kPut: {
       MvccStore::WriteTxn txn(&store_, &batch, &result.events);
@@ -429,11 +435,38 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
     case internalpb::InternalRequest::kBlob:
       *response.mutable_blob() = ApplyBlobRequest(entry.blob(), entry.time_unix_ms(), &blobs_, &blob_timer_, &batch);
       break;
+    case internalpb::InternalRequest::kAlarm:
+      ApplyAlarm(entry.alarm(), &batch, response.mutable_alarm());
+      break;
     case internalpb::InternalRequest::REQUEST_NOT_SET:
       break;  // an empty entry (e.g. a new leader's no-op) only advances the applied index
   }
   applied_index_ = index;
   return result;
+}
+
+bool StateMachine::GrowsStore(const internalpb::InternalRequest& entry) {
+  switch (entry.request_case()) {
+    case internalpb::InternalRequest::kPut:
+    case internalpb::InternalRequest::kLeaseGrant:
+      return true;
+    case internalpb::InternalRequest::kTxn:
+      return !IsReadOnly(entry.txn());
+    default:
+      return false;
+  }
+}
+
+void StateMachine::ApplyAlarm(const etcdserverpb::AlarmRequest& request, rocksdb::WriteBatch* batch,
+                              etcdserverpb::AlarmResponse* response) {
+  std::optional<etcdserverpb::AlarmMember> changed;
+  if (request.action() == etcdserverpb::AlarmRequest::ACTIVATE) {
+    changed = alarms_.Activate(request.memberid(), request.alarm(), batch);
+  } else if (request.action() == etcdserverpb::AlarmRequest::DEACTIVATE) {
+    changed = alarms_.Deactivate(request.memberid(), request.alarm(), batch);
+  }
+  if (changed) *response->add_alarms() = *changed;
+  response->mutable_header()->set_revision(store_.revision());
 }
 
 void StateMachine::ApplyConfChange(uint64_t index, const raftpb::ConfChange& change,

@@ -17,6 +17,7 @@
 #include "leasehold/internal.pb.h"
 #include "storage/blob_ops.h"
 #include "storage/blob_table.h"
+#include "storage/alarm_table.h"
 #include "storage/engine.h"
 #include "storage/lease_collection.h"
 #include "storage/member_table.h"
@@ -93,6 +94,12 @@ class StateMachine {
   bool IsBlobCoreLease(int64_t id) const;
 
   const MemberTable& members() const { return members_; }
+  // Raised alarms. While NOSPACE is raised, entries that would grow the store (Put, a Txn with
+  // writes, LeaseGrant) are refused with etcd's "database space exceeded", as etcd's capped applier
+  // refuses them; deletes, compactions and revokes still apply, so space can be reclaimed.
+  const AlarmTable& alarms() const { return alarms_; }
+  // Whether `entry` grows the store, and so is refused while NOSPACE is raised.
+  static bool GrowsStore(const internalpb::InternalRequest& entry);
   LeaseCollection& leases() { return leases_; }
   const LeaseCollection& leases() const { return leases_; }
 
@@ -135,6 +142,8 @@ class StateMachine {
   // Moves `key` from lease `from` to lease `to` (either may be 0).
   void MoveKey(const std::string& key, int64_t from, int64_t to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RestoreLeases();
+  void ApplyAlarm(const etcdserverpb::AlarmRequest& request, rocksdb::WriteBatch* batch,
+                  etcdserverpb::AlarmResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Engine* const engine_;
   const Options options_;
@@ -142,6 +151,7 @@ class StateMachine {
   MvccStore store_ ABSL_GUARDED_BY(mu_);
   LeaseCollection leases_;  // internally synchronised; replicated parts change only under mu_
   MemberTable members_;     // internally synchronised; changes only under mu_
+  AlarmTable alarms_;       // internally synchronised; changes only under mu_
   BlobTable blobs_ ABSL_GUARDED_BY(mu_);
   BlobTimer blob_timer_;
   uint64_t applied_index_ ABSL_GUARDED_BY(mu_) = 0;

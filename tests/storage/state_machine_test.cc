@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "storage/etcd_errors.h"
 #include "storage/temp_dir.h"
 
 namespace leasehold::storage {
@@ -289,6 +290,40 @@ TEST_F(StateMachineTest, RestartRestoresKeysLeasesAndIndex) {
   Revoke(1);
   EXPECT_EQ(Get("a").kvs_size(), 0);
   EXPECT_EQ(Get("b").kvs_size(), 1);
+}
+
+TEST_F(StateMachineTest, NospaceRefusesGrowthUntilClearedAndSurvivesRestart) {
+  auto alarm = [&](etcdserverpb::AlarmRequest::AlarmAction action, uint64_t member) {
+    internalpb::InternalRequest e;
+    e.mutable_alarm()->set_action(action);
+    e.mutable_alarm()->set_memberid(member);
+    e.mutable_alarm()->set_alarm(etcdserverpb::NOSPACE);
+    return Apply(e);
+  };
+  Grant(1, 60);
+  Put("a", "1", 1);
+  ApplyResult raised = alarm(etcdserverpb::AlarmRequest::ACTIVATE, 7);
+  ASSERT_EQ(raised.response.alarm().alarms_size(), 1);
+  EXPECT_EQ(raised.response.alarm().alarms(0).memberid(), 7u);
+  EXPECT_EQ(alarm(etcdserverpb::AlarmRequest::ACTIVATE, 7).response.alarm().alarms_size(), 1);  // as etcd: answered again
+  Reopen();
+  EXPECT_TRUE(sm_->alarms().Raised(etcdserverpb::NOSPACE));
+  EXPECT_EQ(Put("b", "2").status, errors::NoSpace());
+  EXPECT_EQ(Grant(2, 60).status, errors::NoSpace());
+  internalpb::InternalRequest txn;
+  auto* put = txn.mutable_txn()->add_success()->mutable_request_put();
+  put->set_key("c");
+  EXPECT_EQ(Apply(txn).status, errors::NoSpace());
+  EXPECT_EQ(sm_->revision(), 2);
+  // What frees space still applies.
+  EXPECT_TRUE(Revoke(1).status.ok());
+  EXPECT_EQ(Get("a").kvs_size(), 0);
+  EXPECT_EQ(alarm(etcdserverpb::AlarmRequest::DEACTIVATE, 8).response.alarm().alarms_size(), 0);  // not raised by 8
+  EXPECT_EQ(alarm(etcdserverpb::AlarmRequest::DEACTIVATE, 7).response.alarm().alarms_size(), 1);
+  EXPECT_FALSE(sm_->alarms().Raised(etcdserverpb::NOSPACE));
+  EXPECT_TRUE(Put("b", "2").status.ok());
+  Reopen();
+  EXPECT_TRUE(sm_->alarms().List(etcdserverpb::NONE).empty());
 }
 
 TEST_F(StateMachineTest, HistoryReadsSeeVersionsBeforeTheyAreFlushed) {

@@ -32,6 +32,18 @@ std::function<bool(Flags*, const std::string&)> Int(T Flags::*field, T min) {
   };
 }
 
+// A boolean flag given alone ("--client-cert-auth") or with a value ("--client-cert-auth=false").
+bool ParseBool(const std::string& v, bool* out) {
+  if (v.empty() || v == "true") {
+    *out = true;
+  } else if (v == "false") {
+    *out = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 const std::map<std::string, FlagSpec>& Specs() {
   static const auto* specs = new std::map<std::string, FlagSpec>{
       {"name", {"Human-readable name for this member.", [](Flags* f, const std::string& v) { f->name = v; return !v.empty(); }}},
@@ -88,6 +100,22 @@ const std::map<std::string, FlagSpec>& Specs() {
                           Int<int64_t>(&Flags::max_blob_bytes, 1)}},
       {"listen-metrics-urls", {"URL to serve /metrics (Prometheus) and /health on (http://host:port; default: off).",
                                [](Flags* f, const std::string& v) { f->listen_metrics_url = v; return v.find(',') == std::string::npos; }}},
+      {"cert-file", {"Client port TLS certificate (PEM), for https:// client URLs.",
+                     [](Flags* f, const std::string& v) { f->client_tls.cert_file = v; return !v.empty(); }}},
+      {"key-file", {"Client port TLS private key (PEM).",
+                    [](Flags* f, const std::string& v) { f->client_tls.key_file = v; return !v.empty(); }}},
+      {"trusted-ca-file", {"CA certificates (PEM) that client certificates must be signed by.",
+                           [](Flags* f, const std::string& v) { f->client_tls.trusted_ca_file = v; return !v.empty(); }}},
+      {"client-cert-auth", {"Refuse clients without a certificate signed by --trusted-ca-file.",
+                            [](Flags* f, const std::string& v) { return ParseBool(v, &f->client_tls.client_cert_auth); }, true}},
+      {"peer-cert-file", {"Peer TLS certificate (PEM), served on https:// peer URLs and presented to peers.",
+                          [](Flags* f, const std::string& v) { f->peer_tls.cert_file = v; return !v.empty(); }}},
+      {"peer-key-file", {"Peer TLS private key (PEM).",
+                         [](Flags* f, const std::string& v) { f->peer_tls.key_file = v; return !v.empty(); }}},
+      {"peer-trusted-ca-file", {"CA certificates (PEM) that peers' certificates must be signed by.",
+                                [](Flags* f, const std::string& v) { f->peer_tls.trusted_ca_file = v; return !v.empty(); }}},
+      {"peer-client-cert-auth", {"Refuse peers without a certificate signed by --peer-trusted-ca-file.",
+                                 [](Flags* f, const std::string& v) { return ParseBool(v, &f->peer_tls.client_cert_auth); }, true}},
       {"help", {"Print this help and exit.", [](Flags* f, const std::string&) { f->help = true; return true; }, true}},
       {"version", {"Print the version and exit.", [](Flags* f, const std::string&) { f->version = true; return true; }, true}},
   };
@@ -139,11 +167,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
 }
 
 absl::StatusOr<std::string> HostPortOfUrl(const std::string& url) {
-  constexpr std::string_view kHttp = "http://";
-  if (url.rfind(kHttp, 0) != 0) {
-    return absl::InvalidArgumentError("unsupported URL '" + url + "': only http:// is served (TLS is not implemented)");
+  size_t scheme_end = 0;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (url.rfind(scheme, 0) == 0) scheme_end = scheme.size();
   }
-  std::string rest = url.substr(kHttp.size());
+  if (scheme_end == 0) return absl::InvalidArgumentError("unsupported URL '" + url + "': use http:// or https://");
+  std::string rest = url.substr(scheme_end);
   if (auto slash = rest.find('/'); slash != std::string::npos) rest = rest.substr(0, slash);
   auto colon = rest.rfind(':');
   int port;

@@ -9,6 +9,14 @@
 
 namespace leasehold::server {
 
+// Certificates for one port (see tls.h).
+struct TlsFiles {
+  std::string cert_file;
+  std::string key_file;
+  std::string trusted_ca_file;
+  bool client_cert_auth = false;  // require a certificate signed by trusted_ca_file from every client
+};
+
 struct Flags {
   std::string name = "default";
   std::string data_dir = "./data";
@@ -37,6 +45,8 @@ struct Flags {
   int64_t max_blob_bytes = 1024 * 1024;
   // Where /metrics and /health are served over plain HTTP (empty: nowhere), as etcd's flag.
   std::string listen_metrics_url;
+  TlsFiles client_tls;  // --cert-file, --key-file, --trusted-ca-file, --client-cert-auth
+  TlsFiles peer_tls;    // --peer-cert-file, --peer-key-file, --peer-trusted-ca-file, --peer-client-cert-auth
   bool help = false;
   bool version = false;
 };

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_join.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
+#include "server/tls.h"
 
 namespace leasehold::server {
 
@@ -20,7 +21,9 @@ absl::StatusOr<ClusterConfig> DiscoverExistingCluster(const Flags& flags, Cluste
       if (id == config.self_id) continue;
       auto address = HostPortOfUrl(url);
       if (!address.ok()) continue;
-      auto stub = etcdserverpb::Cluster::NewStub(grpc::CreateChannel(*address, grpc::InsecureChannelCredentials()));
+      auto credentials = ChannelCredentialsFor(url, flags.peer_tls);
+      if (!credentials.ok()) return credentials.status();
+      auto stub = etcdserverpb::Cluster::NewStub(grpc::CreateChannel(*address, *credentials));
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
       etcdserverpb::MemberListResponse response;

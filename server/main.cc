@@ -28,6 +28,7 @@
 #include "server/peer_service.h"
 #include "server/peer_transport.h"
 #include "server/log.h"
+#include "server/tls.h"
 #include "server/maintenance_service.h"
 #include "server/member.h"
 #include "server/watch_hub.h"
@@ -46,14 +47,22 @@ int64_t MinLeaseTtlSeconds(const Flags& flags) {
   return (ms + 999) / 1000;
 }
 
-// Adds a listening port for each of `urls` (http://host:port).
-absl::Status AddListeners(grpc::ServerBuilder& builder, const std::vector<std::string>& urls) {
+// Adds a listening port for each of `urls` (http://host:port, or https:// with `tls`).
+absl::Status AddListeners(grpc::ServerBuilder& builder, const std::vector<std::string>& urls, const TlsFiles& tls) {
   for (const auto& url : urls) {
     auto host_port = HostPortOfUrl(url);
     if (!host_port.ok()) return host_port.status();
-    builder.AddListeningPort(*host_port, grpc::InsecureServerCredentials());
+    auto credentials = ServerCredentialsFor(url, tls);
+    if (!credentials.ok()) return credentials.status();
+    builder.AddListeningPort(*host_port, *credentials);
   }
   return absl::OkStatus();
+}
+
+// The blob adapter and the metrics listener speak plain HTTP only.
+absl::StatusOr<std::string> PlainHttpHostPort(const std::string& url) {
+  if (IsHttpsUrl(url)) return absl::InvalidArgumentError("'" + url + "': https is not served here (yet); use http://");
+  return HostPortOfUrl(url);
 }
 
 // An HTTP listener's address from "host:port" (HostPortOfUrl has checked the port).
@@ -94,7 +103,7 @@ int Serve(const Flags& flags) {
   WatchHub watch_hub(state_machine->get());
   NodeLoop* node_for_reports = nullptr;  // set below, before any message can be sent
   PeerTransport transport(identity->member_id(), identity->cluster_id(), &(*state_machine)->members(),
-                          cluster->peer_urls, [&node_for_reports](uint64_t to, bool delivered) {
+                          cluster->peer_urls, flags.peer_tls, [&node_for_reports](uint64_t to, bool delivered) {
                             node_for_reports->ReportSnapshot(to, delivered);
                           });
   const int64_t request_timeout_ms = 5000 + 2 * flags.election_timeout_ms;  // etcd's
@@ -145,7 +154,7 @@ int Serve(const Flags& flags) {
   // The peer port first, so the node can hear its peers as soon as it starts.
   PeerService peer_service(&member, &node);
   grpc::ServerBuilder peer_builder;
-  if (absl::Status st = AddListeners(peer_builder, flags.listen_peer_urls); !st.ok()) {
+  if (absl::Status st = AddListeners(peer_builder, flags.listen_peer_urls, flags.peer_tls); !st.ok()) {
     return Fail("bad --listen-peer-urls", st);
   }
   peer_builder.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
@@ -177,7 +186,7 @@ int Serve(const Flags& flags) {
   ElectionService election_service(&member, &blocking_calls);
 
   grpc::ServerBuilder builder;
-  if (absl::Status st = AddListeners(builder, flags.listen_client_urls); !st.ok()) {
+  if (absl::Status st = AddListeners(builder, flags.listen_client_urls, flags.client_tls); !st.ok()) {
     return Fail("bad --listen-client-urls", st);
   }
   // etcd accepts requests up to --max-request-bytes plus gRPC's framing overhead.
@@ -210,7 +219,7 @@ int Serve(const Flags& flags) {
   std::unique_ptr<BlobService> blob_service;
   std::unique_ptr<HttpServer> blob_server;
   if (!flags.listen_blob_url.empty()) {
-    auto host_port = HostPortOfUrl(flags.listen_blob_url);
+    auto host_port = PlainHttpHostPort(flags.listen_blob_url);
     if (!host_port.ok()) return Fail("bad --listen-blob-urls", host_port.status());
     if (flags.max_blob_bytes > flags.max_request_bytes - 65536) {
       return Fail("bad --max-blob-bytes", absl::InvalidArgumentError("must leave 64 KiB of --max-request-bytes for headers"));
@@ -241,7 +250,7 @@ int Serve(const Flags& flags) {
   HealthService health(&member);
   std::unique_ptr<HttpServer> metrics_server;
   if (!flags.listen_metrics_url.empty()) {
-    auto host_port = HostPortOfUrl(flags.listen_metrics_url);
+    auto host_port = PlainHttpHostPort(flags.listen_metrics_url);
     if (!host_port.ok()) return Fail("bad --listen-metrics-urls", host_port.status());
     HttpServer::Options http_options = HttpListenOptions(*host_port);
     http_options.threads = 1;

@@ -5,6 +5,7 @@
 #include "leasehold/peer.grpc.pb.h"
 #include "server/flags.h"
 #include "server/log.h"
+#include "server/tls.h"
 
 namespace leasehold::server {
 namespace {
@@ -43,9 +44,12 @@ class PeerTransport::Peer {
 
  private:
   std::shared_ptr<grpc::Channel> ChannelLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const std::string address = transport_->AddressOf(id_);
-    if (address.empty()) return nullptr;
-    if (channel_ == nullptr || address != address_) {
+    const std::string url = transport_->UrlOf(id_);
+    auto address = HostPortOfUrl(url);
+    if (!address.ok()) return nullptr;
+    if (channel_ == nullptr || url != url_) {
+      auto credentials = ChannelCredentialsFor(url, transport_->tls_);
+      if (!credentials.ok()) return nullptr;
       grpc::ChannelArguments args;
       args.SetMaxSendMessageSize(-1);
       args.SetMaxReceiveMessageSize(-1);
@@ -53,8 +57,8 @@ class PeerTransport::Peer {
       args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
       args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
       args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-      channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-      address_ = address;
+      channel_ = grpc::CreateCustomChannel(*address, *credentials, args);
+      url_ = url;
     }
     return channel_;
   }
@@ -158,16 +162,18 @@ class PeerTransport::Peer {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::unique_ptr<grpc::ClientContext> context_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<grpc::Channel> channel_ ABSL_GUARDED_BY(mu_);
-  std::string address_ ABSL_GUARDED_BY(mu_);
+  std::string url_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 
 PeerTransport::PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
-                             std::map<uint64_t, std::string> initial_peer_urls, SnapshotReport report_snapshot)
+                             std::map<uint64_t, std::string> initial_peer_urls, TlsFiles tls,
+                             SnapshotReport report_snapshot)
     : self_id_(self_id),
       cluster_id_(cluster_id),
       members_(members),
       initial_peer_urls_(std::move(initial_peer_urls)),
+      tls_(std::move(tls)),
       report_snapshot_(std::move(report_snapshot)) {}
 
 PeerTransport::~PeerTransport() { Stop(); }
@@ -182,16 +188,10 @@ void PeerTransport::Stop() {
   peers.clear();  // joins the sender threads, outside mu_
 }
 
-std::string PeerTransport::AddressOf(uint64_t id) const {
-  std::string url;
-  if (auto member = members_->Find(id); member && member->peer_urls_size() > 0) {
-    url = member->peer_urls(0);
-  } else if (auto it = initial_peer_urls_.find(id); it != initial_peer_urls_.end()) {
-    url = it->second;
-  }
-  if (url.empty()) return "";
-  auto host_port = HostPortOfUrl(url);
-  return host_port.ok() ? *host_port : "";
+std::string PeerTransport::UrlOf(uint64_t id) const {
+  if (auto member = members_->Find(id); member && member->peer_urls_size() > 0) return member->peer_urls(0);
+  if (auto it = initial_peer_urls_.find(id); it != initial_peer_urls_.end()) return it->second;
+  return "";
 }
 
 PeerTransport::Peer* PeerTransport::PeerFor(uint64_t id) {

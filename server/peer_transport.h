@@ -22,6 +22,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "server/flags.h"
 #include "server/node_loop.h"
 #include "storage/member_table.h"
 
@@ -34,8 +35,9 @@ class PeerTransport : public MessageSender {
   using SnapshotReport = std::function<void(uint64_t to, bool delivered)>;
 
   // `members` is not owned and must outlive this object. `initial_peer_urls`: member id -> URL.
+  // `tls`: the certificates for https:// peer URLs (--peer-*; see tls.h).
   PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
-                std::map<uint64_t, std::string> initial_peer_urls, SnapshotReport report_snapshot);
+                std::map<uint64_t, std::string> initial_peer_urls, TlsFiles tls, SnapshotReport report_snapshot);
   ~PeerTransport() override;
 
   void Send(std::vector<raftpb::Message> messages) override;
@@ -46,14 +48,15 @@ class PeerTransport : public MessageSender {
 
  private:
   class Peer;
-  // "host:port" of member `id`, or empty.
-  std::string AddressOf(uint64_t id) const;
+  // The peer URL of member `id`, or empty.
+  std::string UrlOf(uint64_t id) const;
   Peer* PeerFor(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const uint64_t self_id_;
   const uint64_t cluster_id_;
   const storage::MemberTable* const members_;
   const std::map<uint64_t, std::string> initial_peer_urls_;
+  const TlsFiles tls_;
   const SnapshotReport report_snapshot_;
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,0 +1,69 @@
+#include "server/tls.h"
+
+#include <fstream>
+#include <iterator>
+
+namespace leasehold::server {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(std::string("cannot read ") + flag + " '" + path + "'");
+  std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (pem.find("-----BEGIN") == std::string::npos) {
+    return absl::InvalidArgumentError(std::string(flag) + " '" + path + "' holds no PEM data");
+  }
+  return pem;
+}
+
+}  // namespace
+
+bool IsHttpsUrl(const std::string& url) { return url.rfind("https://", 0) == 0; }
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(const std::string& url,
+                                                                              const TlsFiles& files) {
+  if (!IsHttpsUrl(url)) return grpc::InsecureServerCredentials();
+  if (files.cert_file.empty() || files.key_file.empty()) {
+    return absl::InvalidArgumentError("'" + url + "' is https:// but no certificate and key were given");
+  }
+  auto cert = ReadPem(files.cert_file, "certificate file");
+  if (!cert.ok()) return cert.status();
+  auto key = ReadPem(files.key_file, "key file");
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions options(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!files.trusted_ca_file.empty()) {
+    auto ca = ReadPem(files.trusted_ca_file, "trusted CA file");
+    if (!ca.ok()) return ca.status();
+    options.pem_root_certs = *ca;
+  }
+  if (files.client_cert_auth) {
+    if (files.trusted_ca_file.empty()) {
+      return absl::InvalidArgumentError("client certificate authentication needs a trusted CA file");
+    }
+    options.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(options);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(const std::string& url,
+                                                                                const TlsFiles& files) {
+  if (!IsHttpsUrl(url)) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions options;
+  if (!files.trusted_ca_file.empty()) {
+    auto ca = ReadPem(files.trusted_ca_file, "trusted CA file");
+    if (!ca.ok()) return ca.status();
+    options.pem_root_certs = *ca;
+  }
+  if (!files.cert_file.empty() && !files.key_file.empty()) {
+    auto cert = ReadPem(files.cert_file, "certificate file");
+    if (!cert.ok()) return cert.status();
+    auto key = ReadPem(files.key_file, "key file");
+    if (!key.ok()) return key.status();
+    options.pem_cert_chain = *cert;
+    options.pem_private_key = *key;
+  }
+  return grpc::SslCredentials(options);
+}
+
+}  // namespace leasehold::server

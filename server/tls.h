@@ -1,0 +1,29 @@
+// TLS for the gRPC ports, from etcd's flags: a URL's scheme decides (http:// plain, https:// TLS),
+// and the files named by --cert-file/--key-file/--trusted-ca-file/--client-cert-auth (client port)
+// or their --peer-* twins (peer port) supply the certificates.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/security/server_credentials.h>
+
+#include "absl/status/statusor.h"
+#include "server/flags.h"
+
+namespace leasehold::server {
+
+// Credentials to listen on `url` with. https:// needs cert_file and key_file, and client_cert_auth
+// needs trusted_ca_file; InvalidArgument names what is missing or unreadable.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(const std::string& url,
+                                                                              const TlsFiles& files);
+
+// Credentials for dialling `url` as a peer: for https://, trusting trusted_ca_file (the system's
+// roots when empty) and presenting cert_file/key_file when given, as etcd's peers do.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(const std::string& url,
+                                                                                const TlsFiles& files);
+
+bool IsHttpsUrl(const std::string& url);
+
+}  // namespace leasehold::server

@@ -65,7 +65,7 @@ BlobError VerbNotSupported() {
 }  // namespace
 
 struct BlobService::Call {
-  HttpServer::Respond respond;
+  std::function<void(HttpResponse)> respond;
   std::string request_id = NewGuid();
   std::string version;
   std::string client_request_id;

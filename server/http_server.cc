@@ -1,6 +1,8 @@
 #include "server/http_server.h"
 
 #include <array>
+#include <deque>
+#include <mutex>
 #include <atomic>
 #include <optional>
 
@@ -9,12 +11,17 @@
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/post.hpp"
+#include "boost/asio/write.hpp"
+#include "boost/asio/steady_timer.hpp"
 #include "boost/asio/strand.hpp"
 #include "boost/beast/core/flat_buffer.hpp"
 #include "boost/beast/core/tcp_stream.hpp"
+#include "boost/beast/http/chunk_encode.hpp"
+#include "boost/beast/http/empty_body.hpp"
 #include "boost/beast/http/error.hpp"
 #include "boost/beast/http/parser.hpp"
 #include "boost/beast/http/read.hpp"
+#include "boost/beast/http/serializer.hpp"
 #include "boost/beast/http/write.hpp"
 
 namespace leasehold::server {
@@ -76,13 +83,139 @@ class Session : public std::enable_shared_from_this<Session> {
     HttpRequest request = parser_->release();
     const bool keep_alive = request.keep_alive();
     const unsigned version = request.version();
-    handler_(std::move(request), [self = shared_from_this(), keep_alive, version](HttpResponse response) {
+    auto whole = [self = shared_from_this(), keep_alive, version](HttpResponse response) {
       response.version(version);
       response.keep_alive(keep_alive && response.keep_alive());
       asio::post(self->stream_.get_executor(),
                  [self, response = std::move(response)]() mutable { self->Write(std::move(response)); });
-    });
+    };
+    auto streamer = [self = shared_from_this()](HttpResponse header) -> std::shared_ptr<HttpStream> {
+      auto stream = std::make_shared<ChunkedStream>(self);
+      asio::post(self->stream_.get_executor(),
+                 [stream, header = std::move(header)]() mutable { stream->Begin(std::move(header)); });
+      return stream;
+    };
+    handler_(std::move(request), HttpServer::Respond(std::move(whole), std::move(streamer)));
   }
+
+  // A chunked answer on this connection. Its state is guarded by `mu_`; socket work runs on the
+  // session's strand.
+  class ChunkedStream : public HttpStream, public std::enable_shared_from_this<ChunkedStream> {
+   public:
+    explicit ChunkedStream(std::shared_ptr<Session> session) : session_(std::move(session)) {}
+
+    bool Send(std::string piece) override {
+      if (piece.empty()) return true;  // an empty chunk would end the answer
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ended_ || ending_) return false;
+      queue_.push_back(std::move(piece));
+      Kick();
+      return true;
+    }
+    void End() override {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ended_ || ending_) return;
+      ending_ = true;
+      Kick();
+    }
+    void OnClosed(std::function<void()> closed) override {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (ended_) {
+        lock.unlock();
+        closed();
+        return;
+      }
+      closed_ = std::move(closed);
+    }
+
+    // On the strand: writes the header, then watches for the client going away.
+    void Begin(HttpResponse header) {
+      auto& s = *session_;
+      header_.result(header.result());
+      for (const auto& field : header) header_.set(field.name_string(), field.value());
+      header_.version(11);
+      header_.chunked(true);
+      header_.keep_alive(false);
+      serializer_.emplace(header_);
+      s.stream_.expires_never();
+      http::async_write_header(s.stream_, *serializer_, [self = shared_from_this()](beast::error_code ec, size_t) {
+        if (ec) return self->Ended();
+        {
+          std::lock_guard<std::mutex> lock(self->mu_);
+          self->started_ = true;
+          self->Kick();
+        }
+        self->WatchForHangUp();
+      });
+    }
+
+   private:
+    // Schedules the next write if none is in flight. Called with mu_ held.
+    void Kick() {
+      if (!started_ || writing_ || ended_) return;
+      if (queue_.empty() && !ending_) return;
+      writing_ = true;
+      asio::post(session_->stream_.get_executor(), [self = shared_from_this()] { self->WriteNext(); });
+    }
+
+    void WriteNext() {
+      std::string piece;
+      bool last = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!queue_.empty()) {
+          piece = std::move(queue_.front());
+          queue_.pop_front();
+        } else {
+          last = ending_;
+        }
+      }
+      auto done = [self = shared_from_this(), last](beast::error_code ec, size_t) {
+        if (ec || last) return self->Ended();
+        std::lock_guard<std::mutex> lock(self->mu_);
+        self->writing_ = false;
+        self->Kick();
+      };
+      if (last) {
+        asio::async_write(session_->stream_, http::make_chunk_last(), std::move(done));
+      } else {
+        writing_piece_ = std::move(piece);
+        asio::async_write(session_->stream_, http::make_chunk(asio::buffer(writing_piece_)), std::move(done));
+      }
+    }
+
+    // A streaming client sends nothing more: a completed read means it has hung up (or misbehaves).
+    void WatchForHangUp() {
+      session_->stream_.async_read_some(asio::buffer(hang_up_buffer_),
+                                        [self = shared_from_this()](beast::error_code, size_t) { self->Ended(); });
+    }
+
+    void Ended() {
+      std::function<void()> closed;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (ended_) return;
+        ended_ = true;
+        queue_.clear();
+        closed = std::move(closed_);
+      }
+      session_->Close();
+      if (closed) closed();
+    }
+
+    std::shared_ptr<Session> session_;
+    http::response<http::empty_body> header_;
+    std::optional<http::response_serializer<http::empty_body>> serializer_;
+    std::string writing_piece_;
+    std::array<char, 1024> hang_up_buffer_;
+    std::mutex mu_;
+    std::deque<std::string> queue_;
+    std::function<void()> closed_;
+    bool started_ = false;
+    bool writing_ = false;
+    bool ending_ = false;
+    bool ended_ = false;
+  };
 
   void Write(HttpResponse response) {
     response_ = std::move(response);
@@ -137,6 +270,56 @@ class Session : public std::enable_shared_from_this<Session> {
   const HttpServer::Handler& handler_;
 };
 
+// Reads the first bytes of a new connection without consuming them, to tell HTTP/2 from HTTP/1.
+class Sniffer : public std::enable_shared_from_this<Sniffer> {
+ public:
+  Sniffer(tcp::socket socket, const HttpServer::Options& options, const HttpServer::Handler& handler)
+      : socket_(std::move(socket)), timer_(socket_.get_executor()), options_(options), handler_(handler) {}
+
+  void Start() {
+    timer_.expires_after(kIdleTimeout);
+    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->socket_.close(ec);  // silent for too long: the pending peek fails and ends it
+    });
+    Peek();
+  }
+
+ private:
+  static constexpr std::string_view kPreface = "PRI";
+
+  void Peek() {
+    socket_.async_receive(asio::buffer(bytes_), tcp::socket::message_peek,
+                          [self = shared_from_this()](beast::error_code ec, size_t n) { self->OnPeek(ec, n); });
+  }
+
+  void OnPeek(beast::error_code ec, size_t n) {
+    if (ec || n == 0) {
+      timer_.cancel();
+      return;  // closed before saying anything (or timed out): the socket closes with us
+    }
+    const std::string_view seen(bytes_.data(), n);
+    if (n < kPreface.size() && kPreface.starts_with(seen)) {
+      // Too little to tell yet ("P" may start "PRI" or "POST"): wait a moment and look again.
+      timer_retry_ = std::make_unique<asio::steady_timer>(socket_.get_executor(), std::chrono::milliseconds(1));
+      timer_retry_->async_wait([self = shared_from_this()](beast::error_code) { self->Peek(); });
+      return;
+    }
+    timer_.cancel();
+    if (seen.starts_with(kPreface)) {
+      options_.divert_http2(socket_.release());
+      return;
+    }
+    std::make_shared<Session>(std::move(socket_), options_, handler_)->Start();
+  }
+
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  std::unique_ptr<asio::steady_timer> timer_retry_;
+  std::array<char, 3> bytes_;
+  const HttpServer::Options& options_;
+  const HttpServer::Handler& handler_;
+};
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -147,7 +330,11 @@ struct HttpServer::Impl {
       if (ec == asio::error::operation_aborted) return;
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
-        std::make_shared<Session>(std::move(socket), options, handler)->Start();
+        if (options.divert_http2) {
+          std::make_shared<Sniffer>(std::move(socket), options, handler)->Start();
+        } else {
+          std::make_shared<Session>(std::move(socket), options, handler)->Start();
+        }
       }
       Accept();
     });
@@ -169,7 +356,7 @@ HttpServer::~HttpServer() { Stop(); }
 absl::Status HttpServer::Start() {
   beast::error_code ec;
   auto address = asio::ip::make_address(impl_->options.host, ec);
-  if (ec) return absl::InvalidArgumentError("blob listener: bad address " + impl_->options.host);
+  if (ec) return absl::InvalidArgumentError("HTTP listener: bad address " + impl_->options.host);
   tcp::endpoint endpoint(address, impl_->options.port);
   auto& acceptor = impl_->acceptor;
   acceptor.open(endpoint.protocol(), ec);
@@ -177,7 +364,7 @@ absl::Status HttpServer::Start() {
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return absl::UnavailableError("blob listener: cannot listen on " + impl_->options.host + ":" +
+    return absl::UnavailableError("cannot listen on " + impl_->options.host + ":" +
                                   std::to_string(impl_->options.port) + ": " + ec.message());
   }
   impl_->port = acceptor.local_endpoint().port();

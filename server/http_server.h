@@ -1,4 +1,4 @@
-// A small HTTP/1.1 server (the Azure Blob adapter, metrics and health), on Boost.Beast: keep-alive, many concurrent
+// A small HTTP/1.1 server (the Azure Blob adapter, metrics and health, the JSON gateway), on Boost.Beast: keep-alive, many concurrent
 // connections served by a few threads, bounded header and body sizes (oversized requests are
 // answered 413 and the connection closed). Requests are handed to a handler that may answer later,
 // from any thread; answers on one connection go out in request order (one request at a time).
@@ -20,6 +20,21 @@ namespace leasehold::server {
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 
+// An answer sent in pieces (chunked transfer encoding), such as a watch's events: see
+// HttpServer::Respond::Stream. Thread-safe.
+class HttpStream {
+ public:
+  virtual ~HttpStream() = default;
+  // Queues `piece` to go out as one chunk, in order. False once the stream has ended (the client
+  // went away, or End was called): the piece is dropped.
+  virtual bool Send(std::string piece) = 0;
+  // Ends the answer after what is queued; the connection then closes.
+  virtual void End() = 0;
+  // Runs `closed` once, on a server thread, when the stream ends for either reason (at once if it
+  // already has).
+  virtual void OnClosed(std::function<void()> closed) = 0;
+};
+
 class HttpServer {
  public:
   struct Options {
@@ -30,9 +45,25 @@ class HttpServer {
     uint64_t body_limit_bytes = 1024 * 1024;
     // Answers a request whose body is over the limit (the connection closes after it).
     std::function<HttpResponse(const HttpRequest&)> too_large;
+    // When set, a connection that opens with HTTP/2's preface ("PRI * HTTP/2.0", as gRPC clients
+    // send) is handed over, as a socket descriptor the callee then owns, instead of being served:
+    // how gRPC and HTTP/1.1 share etcd's client port.
+    std::function<void(int fd)> divert_http2;
   };
-  // Calls `respond` exactly once, from any thread.
-  using Respond = std::function<void(HttpResponse)>;
+  // Answers one request exactly once, from any thread: whole (call it), or in pieces (Stream, which
+  // sends `header`'s status and fields at once and keeps the connection until the stream ends).
+  class Respond {
+   public:
+    using Whole = std::function<void(HttpResponse)>;
+    using Streamer = std::function<std::shared_ptr<HttpStream>(HttpResponse)>;
+    Respond(Whole whole, Streamer streamer) : whole_(std::move(whole)), streamer_(std::move(streamer)) {}
+    void operator()(HttpResponse response) const { whole_(std::move(response)); }
+    std::shared_ptr<HttpStream> Stream(HttpResponse header) const { return streamer_(std::move(header)); }
+
+   private:
+    Whole whole_;
+    Streamer streamer_;
+  };
   using Handler = std::function<void(HttpRequest&&, Respond)>;
 
   HttpServer(Options options, Handler handler);

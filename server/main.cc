@@ -8,6 +8,7 @@
 #include <memory>
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/server_posix.h>
 
 #include "absl/synchronization/mutex.h"
 
@@ -22,6 +23,7 @@
 #include "server/cluster_service.h"
 #include "server/identity.h"
 #include "server/join.h"
+#include "server/json_gateway.h"
 #include "server/kv_service.h"
 #include "server/lease_service.h"
 #include "server/node_loop.h"
@@ -71,8 +73,27 @@ HttpServer::Options HttpListenOptions(const std::string& host_port) {
   const size_t colon = host_port.rfind(':');
   options.host = host_port.substr(0, colon);
   if (options.host == "localhost") options.host = "127.0.0.1";
+  if (options.host.size() > 2 && options.host.front() == '[') options.host = options.host.substr(1, options.host.size() - 2);
   options.port = static_cast<uint16_t>(std::stoi(host_port.substr(colon + 1)));
   return options;
+}
+
+// HTTP/1.1 on a plain client port, as etcd answers it there.
+void ServeClientPortHttp(HttpRequest&& request, HttpServer::Respond respond, JsonGateway& gateway,
+                         HealthService& health, const std::string& version) {
+  const std::string_view target(request.target().data(), request.target().size());
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (JsonGateway::Serves(path)) return gateway.Handle(std::move(request), std::move(respond));
+  if (path == "/health" || path == "/metrics") return health.Handle(std::move(request), std::move(respond));
+  HttpResponse response{boost::beast::http::status::not_found, 11};
+  response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
+  response.body() = "404 page not found\n";
+  if (path == "/version") {
+    response.result(boost::beast::http::status::ok);
+    response.set(boost::beast::http::field::content_type, "application/json");
+    response.body() = "{\"etcdserver\":\"" + version + "\",\"etcdcluster\":\"" + version.substr(0, version.rfind('.')) + ".0\"}";
+  }
+  respond(std::move(response));
 }
 
 int Fail(const std::string& what, const absl::Status& status) {
@@ -186,7 +207,11 @@ int Serve(const Flags& flags) {
   ElectionService election_service(&member, &blocking_calls);
 
   grpc::ServerBuilder builder;
-  if (absl::Status st = AddListeners(builder, flags.listen_client_urls, flags.client_tls); !st.ok()) {
+  // gRPC listens on https:// client URLs itself. A plain http:// one is ours: HTTP/1.1 requests on it
+  // get the JSON gateway, /health, /metrics and /version, and HTTP/2 connections go to gRPC.
+  std::vector<std::string> tls_client_urls, plain_client_urls;
+  for (const auto& url : flags.listen_client_urls) (IsHttpsUrl(url) ? tls_client_urls : plain_client_urls).push_back(url);
+  if (absl::Status st = AddListeners(builder, tls_client_urls, flags.client_tls); !st.ok()) {
     return Fail("bad --listen-client-urls", st);
   }
   // etcd accepts requests up to --max-request-bytes plus gRPC's framing overhead.
@@ -207,6 +232,23 @@ int Serve(const Flags& flags) {
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {
     return Fail("cannot listen", absl::UnavailableError("binding the client URLs failed (port in use?)"));
+  }
+  HealthService health(&member);
+  JsonGateway gateway(server->InProcessChannel(grpc::ChannelArguments()));
+  std::vector<std::unique_ptr<HttpServer>> client_http_servers;
+  for (const auto& url : plain_client_urls) {
+    auto host_port = HostPortOfUrl(url);
+    if (!host_port.ok()) return Fail("bad --listen-client-urls", host_port.status());
+    HttpServer::Options http_options = HttpListenOptions(*host_port);
+    http_options.body_limit_bytes = static_cast<uint64_t>(flags.max_request_bytes);
+    grpc::Server* grpc_server = server.get();
+    http_options.divert_http2 = [grpc_server](int fd) { grpc::AddInsecureChannelFromFd(grpc_server, fd); };
+    http_options.too_large = [](const HttpRequest&) { return JsonGateway::TooLarge(); };
+    auto& http_server = client_http_servers.emplace_back(std::make_unique<HttpServer>(
+        http_options, [&gateway, &health, version = config.version](HttpRequest&& request, HttpServer::Respond respond) {
+          ServeClientPortHttp(std::move(request), std::move(respond), gateway, health, version);
+        }));
+    if (absl::Status st = http_server->Start(); !st.ok()) return Fail("cannot listen", st);
   }
   // Lock and Election run etcd's recipes through a client of this very member.
   ClientOptions self_options;
@@ -247,7 +289,6 @@ int Serve(const Flags& flags) {
     if (absl::Status st = blob_server->Start(); !st.ok()) return Fail("cannot listen", st);
   }
   // /metrics and /health, as etcd's --listen-metrics-urls.
-  HealthService health(&member);
   std::unique_ptr<HttpServer> metrics_server;
   if (!flags.listen_metrics_url.empty()) {
     auto host_port = PlainHttpHostPort(flags.listen_metrics_url);
@@ -281,6 +322,7 @@ int Serve(const Flags& flags) {
   expiry.Stop();
   if (blob_server) blob_server->Stop();  // its answers still in flight are dropped with the node
   if (metrics_server) metrics_server->Stop();
+  for (auto& http_server : client_http_servers) http_server->Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   blocking_calls.Drain();  // before the in-process client and the services go
   peer_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

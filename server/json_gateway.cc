@@ -1,0 +1,272 @@
+#include "server/json_gateway.h"
+
+#include <map>
+
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/support/byte_buffer.h>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "etcdserverpb/rpc.pb.h"
+#include "v3electionpb/v3election.pb.h"
+#include "v3lockpb/v3lock.pb.h"
+
+namespace leasehold::server {
+namespace {
+
+namespace http = boost::beast::http;
+using google::protobuf::Message;
+
+struct Route {
+  const char* method;        // the gRPC method's full name
+  const Message* request;    // prototypes of its messages
+  const Message* response;
+};
+
+template <typename Request, typename Response>
+Route R(const char* method) {
+  return Route{method, &Request::default_instance(), &Response::default_instance()};
+}
+
+const std::map<std::string, Route, std::less<>>& Routes() {
+  namespace pb = etcdserverpb;
+  static const auto* routes = new std::map<std::string, Route, std::less<>>{
+      {"kv/range", R<pb::RangeRequest, pb::RangeResponse>("/etcdserverpb.KV/Range")},
+      {"kv/put", R<pb::PutRequest, pb::PutResponse>("/etcdserverpb.KV/Put")},
+      {"kv/deleterange", R<pb::DeleteRangeRequest, pb::DeleteRangeResponse>("/etcdserverpb.KV/DeleteRange")},
+      {"kv/txn", R<pb::TxnRequest, pb::TxnResponse>("/etcdserverpb.KV/Txn")},
+      {"kv/compaction", R<pb::CompactionRequest, pb::CompactionResponse>("/etcdserverpb.KV/Compact")},
+      {"lease/grant", R<pb::LeaseGrantRequest, pb::LeaseGrantResponse>("/etcdserverpb.Lease/LeaseGrant")},
+      {"lease/revoke", R<pb::LeaseRevokeRequest, pb::LeaseRevokeResponse>("/etcdserverpb.Lease/LeaseRevoke")},
+      {"kv/lease/revoke", R<pb::LeaseRevokeRequest, pb::LeaseRevokeResponse>("/etcdserverpb.Lease/LeaseRevoke")},
+      {"lease/timetolive",
+       R<pb::LeaseTimeToLiveRequest, pb::LeaseTimeToLiveResponse>("/etcdserverpb.Lease/LeaseTimeToLive")},
+      {"kv/lease/timetolive",
+       R<pb::LeaseTimeToLiveRequest, pb::LeaseTimeToLiveResponse>("/etcdserverpb.Lease/LeaseTimeToLive")},
+      {"lease/leases", R<pb::LeaseLeasesRequest, pb::LeaseLeasesResponse>("/etcdserverpb.Lease/LeaseLeases")},
+      {"kv/lease/leases", R<pb::LeaseLeasesRequest, pb::LeaseLeasesResponse>("/etcdserverpb.Lease/LeaseLeases")},
+      {"cluster/member/list", R<pb::MemberListRequest, pb::MemberListResponse>("/etcdserverpb.Cluster/MemberList")},
+      {"cluster/member/add", R<pb::MemberAddRequest, pb::MemberAddResponse>("/etcdserverpb.Cluster/MemberAdd")},
+      {"cluster/member/remove",
+       R<pb::MemberRemoveRequest, pb::MemberRemoveResponse>("/etcdserverpb.Cluster/MemberRemove")},
+      {"cluster/member/promote",
+       R<pb::MemberPromoteRequest, pb::MemberPromoteResponse>("/etcdserverpb.Cluster/MemberPromote")},
+      {"maintenance/status", R<pb::StatusRequest, pb::StatusResponse>("/etcdserverpb.Maintenance/Status")},
+      {"maintenance/alarm", R<pb::AlarmRequest, pb::AlarmResponse>("/etcdserverpb.Maintenance/Alarm")},
+      {"maintenance/defragment",
+       R<pb::DefragmentRequest, pb::DefragmentResponse>("/etcdserverpb.Maintenance/Defragment")},
+      {"maintenance/transfer-leadership",
+       R<pb::MoveLeaderRequest, pb::MoveLeaderResponse>("/etcdserverpb.Maintenance/MoveLeader")},
+      {"lock/lock", R<v3lockpb::LockRequest, v3lockpb::LockResponse>("/v3lockpb.Lock/Lock")},
+      {"lock/unlock", R<v3lockpb::UnlockRequest, v3lockpb::UnlockResponse>("/v3lockpb.Lock/Unlock")},
+      {"election/campaign",
+       R<v3electionpb::CampaignRequest, v3electionpb::CampaignResponse>("/v3electionpb.Election/Campaign")},
+      {"election/proclaim",
+       R<v3electionpb::ProclaimRequest, v3electionpb::ProclaimResponse>("/v3electionpb.Election/Proclaim")},
+      {"election/leader",
+       R<v3electionpb::LeaderRequest, v3electionpb::LeaderResponse>("/v3electionpb.Election/Leader")},
+      {"election/resign",
+       R<v3electionpb::ResignRequest, v3electionpb::ResignResponse>("/v3electionpb.Election/Resign")},
+  };
+  return *routes;
+}
+
+// Streaming calls the gateway knows of but does not serve.
+bool IsStreamingCall(std::string_view call) {
+  return call == "lease/keepalive" || call == "maintenance/snapshot" || call == "election/observe";
+}
+
+// grpc-gateway's mapping of gRPC codes to HTTP statuses.
+http::status HttpStatusOf(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return http::status::ok;
+    case grpc::StatusCode::CANCELLED: return http::status::request_timeout;
+    case grpc::StatusCode::INVALID_ARGUMENT: return http::status::bad_request;
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return http::status::gateway_timeout;
+    case grpc::StatusCode::NOT_FOUND: return http::status::not_found;
+    case grpc::StatusCode::ALREADY_EXISTS: return http::status::conflict;
+    case grpc::StatusCode::PERMISSION_DENIED: return http::status::forbidden;
+    case grpc::StatusCode::UNAUTHENTICATED: return http::status::unauthorized;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return http::status::too_many_requests;
+    case grpc::StatusCode::FAILED_PRECONDITION: return http::status::precondition_failed;
+    case grpc::StatusCode::ABORTED: return http::status::conflict;
+    case grpc::StatusCode::OUT_OF_RANGE: return http::status::bad_request;
+    case grpc::StatusCode::UNIMPLEMENTED: return http::status::not_implemented;
+    case grpc::StatusCode::UNAVAILABLE: return http::status::service_unavailable;
+    default: return http::status::internal_server_error;
+  }
+}
+
+std::string JsonString(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+HttpResponse Json(http::status status, std::string body) {
+  HttpResponse response{status, 11};
+  response.set(http::field::content_type, "application/json");
+  response.body() = std::move(body);
+  return response;
+}
+
+HttpResponse Error(grpc::StatusCode code, std::string_view message) {
+  return Json(HttpStatusOf(code), absl::StrCat("{\"error\":", JsonString(message), ",\"code\":", static_cast<int>(code),
+                                               ",\"message\":", JsonString(message), "}"));
+}
+
+grpc::ByteBuffer ToByteBuffer(const Message& message) {
+  const std::string wire = message.SerializeAsString();
+  grpc::Slice slice(wire);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+bool FromByteBuffer(const grpc::ByteBuffer& buffer, Message* message) {
+  std::vector<grpc::Slice> slices;
+  if (!buffer.Dump(&slices).ok()) return false;
+  std::string wire;
+  for (const auto& s : slices) wire.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return message->ParseFromString(wire);
+}
+
+absl::StatusOr<std::string> ToJson(const Message& message) {
+  google::protobuf::util::JsonPrintOptions print;
+  print.preserve_proto_field_names = true;
+  std::string json;
+  auto printed = google::protobuf::util::MessageToJsonString(message, &json, print);
+  if (!printed.ok()) return absl::InternalError(std::string(printed.message()));
+  return json;
+}
+
+// POST /v3/watch: one WatchRequest in, every WatchResponse out as a line {"result":...}, on a
+// chunked answer that lasts until the client hangs up or the watch ends.
+class WatchBridge : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
+                    public std::enable_shared_from_this<WatchBridge> {
+ public:
+  static void Start(grpc::GenericStub& stub, const Message& request, const HttpServer::Respond& respond) {
+    auto bridge = std::make_shared<WatchBridge>();
+    bridge->self_ = bridge;
+    bridge->request_ = ToByteBuffer(request);
+    // etcd's gateway asks for a leader as `etcdctl watch` does.
+    bridge->context_.AddMetadata("hasleader", "true");
+    HttpResponse header{http::status::ok, 11};
+    header.set(http::field::content_type, "application/json");
+    bridge->http_ = respond.Stream(std::move(header));
+    std::weak_ptr<WatchBridge> weak = bridge;
+    bridge->http_->OnClosed([weak] {
+      if (auto b = weak.lock()) b->context_.TryCancel();
+    });
+    stub.PrepareBidiStreamingCall(&bridge->context_, "/etcdserverpb.Watch/Watch", grpc::StubOptions(), bridge.get());
+    bridge->StartWrite(&bridge->request_);
+    bridge->StartRead(&bridge->response_);
+    bridge->StartCall();
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    etcdserverpb::WatchResponse decoded;
+    auto json = FromByteBuffer(response_, &decoded) ? ToJson(decoded) : absl::InternalError("unreadable response");
+    if (!json.ok() || !http_->Send(absl::StrCat("{\"result\":", *json, "}\n"))) {
+      context_.TryCancel();
+      return;
+    }
+    StartRead(&response_);
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
+      http_->Send(absl::StrCat("{\"error\":{\"grpc_code\":", static_cast<int>(status.error_code()),
+                               ",\"http_code\":", static_cast<int>(HttpStatusOf(status.error_code())),
+                               ",\"message\":", JsonString(status.error_message()), "}}\n"));
+    }
+    http_->End();
+    self_.reset();  // the last reference, unless OnClosed is running
+  }
+
+ private:
+  grpc::ClientContext context_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
+  std::shared_ptr<HttpStream> http_;
+  std::shared_ptr<WatchBridge> self_;
+};
+
+// One gateway call in flight: owns the messages and the gRPC context until the call completes.
+struct Call {
+  explicit Call(HttpServer::Respond r) : respond(std::move(r)) {}
+  grpc::ClientContext context;
+  grpc::ByteBuffer request;
+  grpc::ByteBuffer response;
+  std::unique_ptr<Message> decoded;
+  HttpServer::Respond respond;
+};
+
+}  // namespace
+
+JsonGateway::JsonGateway(std::shared_ptr<grpc::Channel> in_process) : stub_(std::move(in_process)) {}
+
+HttpResponse JsonGateway::TooLarge() {
+  HttpResponse response = Error(grpc::StatusCode::INVALID_ARGUMENT, "etcdserver: request is too large");
+  response.result(http::status::payload_too_large);
+  return response;
+}
+
+bool JsonGateway::Serves(std::string_view path) { return path.starts_with("/v3/") || path.starts_with("/v3beta/"); }
+
+void JsonGateway::Handle(HttpRequest&& request, HttpServer::Respond respond) {
+  std::string_view path(request.target().data(), request.target().size());
+  path = path.substr(0, path.find('?'));
+  const std::string_view call = path.substr(path.find('/', 1) + 1);
+  auto route = Routes().find(call);
+  if (route == Routes().end() && call == "watch" && request.method() == http::verb::post) {
+    etcdserverpb::WatchRequest watch;
+    google::protobuf::util::JsonParseOptions parse;
+    auto parsed = google::protobuf::util::JsonStringToMessage(request.body().empty() ? "{}" : request.body(), &watch, parse);
+    if (!parsed.ok()) return respond(Error(grpc::StatusCode::INVALID_ARGUMENT, std::string(parsed.message())));
+    WatchBridge::Start(stub_, watch, respond);
+    return;
+  }
+  if (route == Routes().end()) {
+    if (IsStreamingCall(call)) {
+      return respond(Error(grpc::StatusCode::UNIMPLEMENTED, "streaming calls are not served by this gateway"));
+    }
+    return respond(Error(grpc::StatusCode::UNIMPLEMENTED, "Not Implemented"));
+  }
+  if (request.method() != http::verb::post) {
+    return respond(Error(grpc::StatusCode::UNIMPLEMENTED, "Method Not Allowed"));
+  }
+  std::unique_ptr<Message> message(route->second.request->New());
+  google::protobuf::util::JsonParseOptions parse;
+  parse.ignore_unknown_fields = false;
+  const std::string& body = request.body();
+  auto parsed = google::protobuf::util::JsonStringToMessage(body.empty() ? "{}" : body, message.get(), parse);
+  if (!parsed.ok()) return respond(Error(grpc::StatusCode::INVALID_ARGUMENT, std::string(parsed.message())));
+
+  auto state = std::make_shared<Call>(std::move(respond));
+  state->decoded.reset(route->second.response->New());
+  state->request = ToByteBuffer(*message);
+  // A client that hangs up does not cancel the call (as with a gRPC unary call whose answer is lost).
+  stub_.UnaryCall(&state->context, route->second.method, grpc::StubOptions(), &state->request, &state->response,
+                  [state](grpc::Status status) {
+                    if (!status.ok()) return state->respond(Error(status.error_code(), status.error_message()));
+                    if (!FromByteBuffer(state->response, state->decoded.get())) {
+                      return state->respond(Error(grpc::StatusCode::INTERNAL, "unreadable response"));
+                    }
+                    auto json = ToJson(*state->decoded);
+                    if (!json.ok()) return state->respond(Error(grpc::StatusCode::INTERNAL, std::string(json.status().message())));
+                    state->respond(Json(http::status::ok, std::move(*json)));
+                  });
+}
+
+}  // namespace leasehold::server

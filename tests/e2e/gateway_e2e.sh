@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The JSON gateway and HTTP endpoints on the client port, with curl, next to etcdctl's gRPC on the
+# same port: KV, Txn, Lease and Watch calls in protobuf's JSON mapping (base64 keys, int64 as
+# strings), etcd's error bodies and statuses, /version, /health and /metrics.
+source "$(dirname "$0")/lib.sh"
+
+e2e_start_server
+URL="http://$EP"
+post() { # path json -> sets BODY and CODE
+  local out
+  out=$(curl -sS -m 10 -w '\n%{http_code}' -X POST -d "$2" "$URL$1")
+  BODY=$(head -n -1 <<<"$out"); CODE=$(tail -n 1 <<<"$out")
+}
+field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2]))" "$BODY" "$1"; }
+
+post /v3/kv/put '{"key":"Zm9v","value":"YmFy"}'
+check "put answers 200" 200 "$CODE"
+check_match "with etcd's header, 64-bit integers as strings" '"revision":"2"' "$BODY"
+check "etcdctl on the same port sees the gateway's write" "$(printf 'foo\nbar')" "$(ctl get foo)"
+ctl put foo2 baz >/dev/null
+post /v3/kv/range '{"key":"Zm9v","range_end":"Zm9w"}'
+check "range with range_end (snake_case) finds both keys" "2" "$(field 'd["count"]')"
+check "values are base64" "YmF6" "$(field 'd["kvs"][1]["value"]')"
+post /v3/kv/range '{"key":"Zm9v","rangeEnd":"Zm9w","keysOnly":true}'
+check "lowerCamelCase names are accepted too" "False" "$(field '"value" in d["kvs"][0]')"
+post /v3/kv/txn '{"compare":[{"target":"VALUE","key":"Zm9v","value":"YmFy"}],"success":[{"request_put":{"key":"Zm9v","value":"cXV4"}}],"failure":[{"request_range":{"key":"Zm9v"}}]}'
+check "txn takes its success branch" "True" "$(field 'd["succeeded"]')"
+post /v3/kv/deleterange '{"key":"Zm9vMg=="}'
+check "deleterange deletes" "1" "$(field 'd["deleted"]')"
+
+post /v3/lease/grant '{"TTL":60}'
+LEASE_DEC=$(field 'd["ID"]')
+check "lease grant answers its TTL" "60" "$(field 'd["TTL"]')"
+post /v3/kv/put "{\"key\":\"bGVhc2Vk\",\"value\":\"eA==\",\"lease\":\"$LEASE_DEC\"}"
+check "put with the lease" 200 "$CODE"
+post /v3/lease/timetolive "{\"ID\":\"$LEASE_DEC\",\"keys\":true}"
+check "timetolive lists the lease's key" "bGVhc2Vk" "$(field 'd["keys"][0]')"
+post /v3/lease/leases '{}'
+check "leases lists it" "$LEASE_DEC" "$(field 'd["leases"][0]["ID"]')"
+post /v3/kv/lease/leases '{}'
+check "and so does the older /v3/kv/lease/ path" "$LEASE_DEC" "$(field 'd["leases"][0]["ID"]')"
+post /v3/lease/revoke "{\"ID\":\"$LEASE_DEC\"}"
+check "revoke answers 200" 200 "$CODE"
+check "and the leased key is gone" "" "$(ctl get leased)"
+
+post /v3/kv/put '{"value":"YmFy"}'
+check "an empty key is etcd's 400" "400 etcdserver: key is not provided 3" "$CODE $(field 'd["error"]') $(field 'd["code"]')"
+post /v3/lease/revoke '{"ID":"12345"}'
+check "an unknown lease is etcd's 404" "404 etcdserver: requested lease not found" "$CODE $(field 'd["message"]')"
+post /v3/kv/range '{"key": '
+check "malformed JSON is 400" 400 "$CODE"
+post /v3/kv/range '{"nokey":"x"}'
+check "an unknown field is 400" 400 "$CODE"
+post /v3/nothing/here '{}'
+check "an unknown call is 501" 501 "$CODE"
+{ printf '{"key":"'; head -c 2000000 /dev/zero | tr '\0' 'a'; printf '"}'; } >"$E2E_DIR/big.json"
+CODE=$(curl -sS -m 10 -o /dev/null -w '%{http_code}' -X POST --data-binary @"$E2E_DIR/big.json" "$URL/v3/kv/put")
+check "a body over --max-request-bytes is refused" 413 "$CODE"
+
+# Watch: a chunked answer, one JSON object per line.
+curl -sS -N -m 4 -X POST -d '{"create_request":{"key":"dw==","prev_kv":true}}' "$URL/v3/watch" >"$E2E_DIR/watch.out" 2>/dev/null &
+WATCH=$!
+sleep 0.5
+ctl put w 1 >/dev/null; ctl put w 2 >/dev/null; ctl del w >/dev/null
+wait $WATCH
+LINES=$(python3 -c '
+import json,sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)["result"]
+    if r.get("created"): print("created")
+    for e in r.get("events", []): print(e.get("type","PUT"), e["kv"].get("value",""), e.get("prev_kv",{}).get("value",""))
+' "$E2E_DIR/watch.out" | tr '\n' ',')
+check "watch streams created, then each event with prev_kv" "created,PUT MQ== ,PUT Mg== MQ==,DELETE  Mg==," "$LINES"
+WATCHERS=()
+for _ in $(seq 1 50); do
+  curl -sS -N -m 0.3 -X POST -d '{"create_request":{"key":"eA=="}}' "$URL/v3/watch" >/dev/null 2>&1 &
+  WATCHERS+=($!)
+done
+wait "${WATCHERS[@]}"
+check "after 50 watchers hung up the server still answers" OK "$(ctl put after-watchers ok)"
+
+check "/version on the client port" '{"etcdserver":"3.4.23","etcdcluster":"3.4.0"}' "$(curl -sS -m 5 "$URL/version")"
+check "/health on the client port" '{"health":"true"}' "$(curl -sS -m 5 "$URL/health")"
+check_match "/metrics on the client port" "etcd_server_has_leader 1" "$(curl -sS -m 5 "$URL/metrics")"
+check "anything else is 404" 404 "$(curl -sS -m 5 -o /dev/null -w '%{http_code}' "$URL/v2/keys")"
+e2e_finish

@@ -67,6 +67,8 @@ const std::map<std::string, FlagSpec>& Specs() {
                              Int<int64_t>(&Flags::max_request_bytes, 1)}},
       {"quota-backend-bytes", {"Raise the NOSPACE alarm when the data dir would exceed this many bytes (0: etcd's 2 GiB; negative: no quota).",
                                Int<int64_t>(&Flags::quota_backend_bytes, std::numeric_limits<int64_t>::min())}},
+      {"max-concurrent-streams", {"Maximum concurrent gRPC streams (calls) per client connection (etcd's default: unlimited).",
+                                  Int<int64_t>(&Flags::max_concurrent_streams, 1)}},
       {"max-txn-ops", {"Maximum number of operations per branch of a transaction.", Int<int>(&Flags::max_txn_ops, 1)}},
       {"log-level", {"Log level: debug, info, warn or error.", [](Flags* f, const std::string& v) { f->log_level = v; return true; }}},
       {"heartbeat-interval", {"Time (ms) of a heartbeat interval; with --election-timeout it sets the minimum lease TTL.",

@@ -30,6 +30,7 @@ struct Flags {
   std::vector<std::string> listen_peer_urls = {"http://127.0.0.1:2380"};
   int64_t max_request_bytes = 1536 * 1024;
   int max_txn_ops = 128;
+  int64_t max_concurrent_streams = 0xffffffffLL;  // per client connection, as etcd's
   int64_t quota_backend_bytes = 0;  // etcd's: 0 is the default 2 GiB, negative turns the quota off
   std::string log_level = "info";
   int64_t heartbeat_interval_ms = 100;

@@ -222,6 +222,9 @@ int Serve(const Flags& flags) {
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // A client opening more streams on one connection waits for one to end (HTTP/2's limit).
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             static_cast<int>(std::min<int64_t>(flags.max_concurrent_streams, std::numeric_limits<int>::max())));
   builder.RegisterService(&kv);
   builder.RegisterService(&lease);
   builder.RegisterService(&maintenance);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "server/log.h"
 #include "server/lease_checkpointer.h"
 #include "storage/etcd_errors.h"
 
@@ -51,7 +52,13 @@ void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done) {
   }
   if (config_.quota_backend_bytes > 0 && storage::StateMachine::GrowsStore(entry) &&
       DbSize() + static_cast<int64_t>(entry.ByteSizeLong()) > config_.quota_backend_bytes) {
-    if (!state_machine_->alarms().Raised(etcdserverpb::NOSPACE)) {
+    // Raised once: refusals that race the alarm's entry (or a lost proposal) re-propose at most every second.
+    const int64_t now = entry.time_unix_ms();
+    int64_t last = nospace_proposed_ms_.load();
+    if (!state_machine_->alarms().Raised(etcdserverpb::NOSPACE) && now - last >= 1000 &&
+        nospace_proposed_ms_.compare_exchange_strong(last, now)) {
+      LogWarn("database space quota exceeded; raising the NOSPACE alarm",
+              {{"quota-bytes", std::to_string(config_.quota_backend_bytes)}, {"db-size-bytes", std::to_string(DbSize())}});
       internalpb::InternalRequest alarm;
       alarm.set_id(static_cast<uint64_t>(NextId()));
       alarm.set_time_unix_ms(entry.time_unix_ms());

@@ -95,6 +95,7 @@ class Member {
   std::atomic<uint64_t> next_id_;
   std::atomic<int64_t> db_size_{0};
   std::atomic<int64_t> db_size_measured_ms_{0};
+  std::atomic<int64_t> nospace_proposed_ms_{0};
 };
 
 }  // namespace leasehold::server

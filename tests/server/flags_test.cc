@@ -31,7 +31,9 @@ TEST(FlagsTest, Refusals) {
 
 TEST(FlagsTest, Urls) {
   EXPECT_EQ(*HostPortOfUrl("http://127.0.0.1:2379"), "127.0.0.1:2379");
-  EXPECT_FALSE(HostPortOfUrl("https://127.0.0.1:2379").ok());
+  EXPECT_EQ(*HostPortOfUrl("https://127.0.0.1:2379/"), "127.0.0.1:2379");
+  EXPECT_FALSE(HostPortOfUrl("ftp://127.0.0.1:2379").ok());
+  EXPECT_FALSE(HostPortOfUrl("unix://127.0.0.1:2379").ok());
   EXPECT_FALSE(HostPortOfUrl("http://127.0.0.1").ok());
 }
 

@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 
 import { StorageSharedKeyCredential, BlobServiceClient } from "@azure/storage-blob";
 
-import { ACCOUNT, rawRequest, rawSocketRequest, serviceClient, startServer } from "./server.mjs";
+import { ACCOUNT, openServer, rawRequest, rawSocketRequest } from "./server.mjs";
 import {
   expectRawError,
   expectRawOk,
@@ -23,16 +23,10 @@ let container;
 let blob;
 
 before(async () => {
-  server = await startServer();
-  svc = serviceClient(server);
-  container = svc.getContainerClient(uniqueName("auth"));
-  await container.create();
+  ({ server, svc, container } = await openServer("auth"));
   blob = await newBlob(container, "auth", "secret");
 });
-
-after(async () => {
-  await server?.stop();
-});
+after(() => server?.stop());
 
 const WRONG_KEY = Buffer.from("not the account key, not at all, no").toString("base64");
 

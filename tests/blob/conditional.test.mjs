@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { rawRequest, serviceClient, startServer } from "./server.mjs";
+import { openServer, rawRequest } from "./server.mjs";
 import {
   blobInState,
   expectRawError,
@@ -24,15 +24,8 @@ const WRONG_ETAG = '"0x8D0DEADBEEF0000"';
 const past = () => new Date(Date.now() - 24 * 3600 * 1000);
 const future = () => new Date(Date.now() + 24 * 3600 * 1000);
 
-before(async () => {
-  server = await startServer();
-  container = serviceClient(server).getContainerClient(uniqueName("cond"));
-  await container.create();
-});
-
-after(async () => {
-  await server?.stop();
-});
+before(async () => ({ server, container } = await openServer("cond")));
+after(() => server?.stop());
 
 async function fresh() {
   const blob = await newBlob(container, "cond", "original");

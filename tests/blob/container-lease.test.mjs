@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { rawRequest, serviceClient, startServer } from "./server.mjs";
+import { openServer, rawRequest } from "./server.mjs";
 import {
   containerInState,
   expectRawError,
@@ -19,14 +19,8 @@ import {
 let server;
 let svc;
 
-before(async () => {
-  server = await startServer();
-  svc = serviceClient(server);
-});
-
-after(async () => {
-  await server?.stop();
-});
+before(async () => ({ server, svc } = await openServer()));
+after(() => server?.stop());
 
 const inState = (state, opts) => containerInState(svc, state, opts);
 

@@ -3,20 +3,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { rawRequest, serviceClient, startServer } from "./server.mjs";
+import { openServer, rawRequest } from "./server.mjs";
 import { expectRestError, randomUUID, uniqueName } from "./helpers.mjs";
 
 let server;
 let svc;
 
-before(async () => {
-  server = await startServer();
-  svc = serviceClient(server);
-});
-
-after(async () => {
-  await server?.stop();
-});
+before(async () => ({ server, svc } = await openServer()));
+after(() => server?.stop());
 
 async function collect(iter) {
   const out = [];

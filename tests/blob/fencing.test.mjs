@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { rawRequest, serviceClient, startServer } from "./server.mjs";
+import { openServer, rawRequest } from "./server.mjs";
 import {
   expectRawError,
   expectRawOk,
@@ -20,15 +20,8 @@ import {
 let server;
 let container;
 
-before(async () => {
-  server = await startServer();
-  container = serviceClient(server).getContainerClient(uniqueName("fence"));
-  await container.create();
-});
-
-after(async () => {
-  await server?.stop();
-});
+before(async () => ({ server, container } = await openServer("fence")));
+after(() => server?.stop());
 
 function leaseOp(blob, headers) {
   return rawRequest(server, { method: "PUT", path: rawPathOf(blob), query: { comp: "lease" }, headers });

@@ -3,22 +3,15 @@
 
 import { after, before, describe, test } from "node:test";
 
-import { serviceClient, startServer } from "./server.mjs";
+import { openServer } from "./server.mjs";
 import { blobInState, uniqueName } from "./helpers.mjs";
 import { READS, WRITES, checkRead, checkWrite } from "./access-table.mjs";
 
 let server;
 let container;
 
-before(async () => {
-  server = await startServer();
-  container = serviceClient(server).getContainerClient(uniqueName("access"));
-  await container.create();
-});
-
-after(async () => {
-  await server?.stop();
-});
+before(async () => ({ server, container } = await openServer("access")));
+after(() => server?.stop());
 
 const STATES = ["available", "leased", "breaking", "broken"];
 const ID_KINDS = ["A", "B", "none"];

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { rawRequest, serviceClient, startServer } from "./server.mjs";
+import { openServer, rawRequest } from "./server.mjs";
 import {
   GUID_RE,
   blobInState,
@@ -24,16 +24,8 @@ let server;
 let svc;
 let container;
 
-before(async () => {
-  server = await startServer();
-  svc = serviceClient(server);
-  container = svc.getContainerClient(uniqueName("lease"));
-  await container.create();
-});
-
-after(async () => {
-  await server?.stop();
-});
+before(async () => ({ server, svc, container } = await openServer("lease")));
+after(() => server?.stop());
 
 const inState = (state, opts) => blobInState(container, state, opts);
 

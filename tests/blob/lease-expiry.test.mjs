@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { serviceClient, startServer } from "./server.mjs";
+import { openServer } from "./server.mjs";
 import { READS, WRITES, checkRead, checkWrite } from "./access-table.mjs";
 import { expectRestError, leaseInfo, newBlob, randomUUID, sleep, uniqueName } from "./helpers.mjs";
 
@@ -13,16 +13,8 @@ let server;
 let svc;
 let container;
 
-before(async () => {
-  server = await startServer();
-  svc = serviceClient(server);
-  container = svc.getContainerClient(uniqueName("expiry"));
-  await container.create();
-});
-
-after(async () => {
-  await server?.stop();
-});
+before(async () => ({ server, svc, container } = await openServer("expiry")));
+after(() => server?.stop());
 
 const MIN_DURATION = 15;
 // How late after its due time a lease may be seen to expire or a break to complete.

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { parseErrorXml, rawRequest, serviceClient, startServer } from "./server.mjs";
+import { openServer, parseErrorXml, rawRequest } from "./server.mjs";
 import {
   expectRawError,
   expectRawOk,
@@ -19,16 +19,8 @@ let server;
 let svc;
 let container;
 
-before(async () => {
-  server = await startServer();
-  svc = serviceClient(server);
-  container = svc.getContainerClient(uniqueName("hdr"));
-  await container.create();
-});
-
-after(async () => {
-  await server?.stop();
-});
+before(async () => ({ server, svc, container } = await openServer("hdr")));
+after(() => server?.stop());
 
 function lease(blob, headers) {
   return rawRequest(server, {

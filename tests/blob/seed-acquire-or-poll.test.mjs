@@ -5,21 +5,18 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { serviceClient, startServer } from "./server.mjs";
+import { openServer, serviceClient } from "./server.mjs";
 import { expectRestError, leaseInfo, randomUUID, sleep, uniqueName } from "./helpers.mjs";
 
 let server;
 let containerName;
 
 before(async () => {
-  server = await startServer();
-  containerName = uniqueName("seed");
-  await serviceClient(server).getContainerClient(containerName).create();
+  let container;
+  ({ server, container } = await openServer("seed"));
+  containerName = container.containerName;
 });
-
-after(async () => {
-  await server?.stop();
-});
+after(() => server?.stop());
 
 // One client process: its own SDK pipeline and lease id.
 class Contender {

@@ -162,6 +162,19 @@ export async function startServer() {
   throw lastError;
 }
 
+// What a test file starts from: a server of its own, the SDK client for it and, given a prefix, a
+// fresh container. The caller stops the server (`server.stop()`) in its `after` hook.
+export async function openServer(containerPrefix) {
+  const server = await startServer();
+  const svc = serviceClient(server);
+  let container;
+  if (containerPrefix) {
+    container = svc.getContainerClient(uniqueName(containerPrefix));
+    await container.create();
+  }
+  return { server, svc, container };
+}
+
 // The SDK client for a server. Retries are off, so an answer is seen exactly as the server gave it.
 export function serviceClient(server, options = {}) {
   const credential = new StorageSharedKeyCredential(ACCOUNT, ACCOUNT_KEY);

@@ -74,16 +74,12 @@ int RunSnapshotCommand(int argc, char** argv) {
     std::cerr << "Error: data-dir \"" << data_dir << "\" exists\n";
     return 1;
   }
-  // Check the file before creating anything, so a bad file leaves no half-made data dir behind.
-  if (auto checked = storage::InspectBackup(file); !checked.ok()) {
-    std::cerr << "Error: " << checked.status().message() << "\n";
-    return 1;
-  }
   auto engine = storage::Engine::Open(data_dir);
   absl::StatusOr<storage::BackupSummary> summary =
       engine.ok() ? storage::RestoreBackup(file, engine->get()) : engine.status();
   if (!summary.ok()) {
-    engine = absl::UnknownError("closed");  // close the database before removing it
+    // A bad file leaves no half-made data dir behind: close the database, then remove it.
+    engine = absl::UnknownError("closed");
     std::filesystem::remove_all(data_dir, ec);
     std::cerr << "Error: " << summary.status().message() << "\n";
     return 1;

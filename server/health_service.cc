@@ -9,15 +9,8 @@ namespace {
 
 namespace http = boost::beast::http;
 
-HttpResponse Answer(http::status status, const char* content_type, std::string body) {
-  HttpResponse response{status, 11};
-  response.set(http::field::content_type, content_type);
-  response.body() = std::move(body);
-  return response;
-}
-
 HttpResponse Health(bool healthy) {
-  return Answer(healthy ? http::status::ok : http::status::service_unavailable, "application/json",
+  return MakeHttpResponse(healthy ? http::status::ok : http::status::service_unavailable, "application/json",
                 healthy ? "{\"health\":\"true\"}" : "{\"health\":\"false\"}");
 }
 
@@ -27,12 +20,12 @@ void HealthService::Handle(HttpRequest&& request, HttpServer::Respond respond) {
   const std::string target(request.target());
   const std::string path = target.substr(0, target.find('?'));
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
-    return respond(Answer(http::status::method_not_allowed, "text/plain", "method not allowed\n"));
+    return respond(MakeHttpResponse(http::status::method_not_allowed, "text/plain", "method not allowed\n"));
   }
   if (path == "/metrics") {
-    return respond(Answer(http::status::ok, "text/plain; version=0.0.4", Metrics::Get().Render(*member_)));
+    return respond(MakeHttpResponse(http::status::ok, "text/plain; version=0.0.4", Metrics::Get().Render(*member_)));
   }
-  if (path != "/health") return respond(Answer(http::status::not_found, "text/plain", "404 page not found\n"));
+  if (path != "/health") return respond(MakeHttpResponse(http::status::not_found, "text/plain", "404 page not found\n"));
   if (member_->proposer().leader_id() == 0) return respond(Health(false));
   // A read barrier fails within the request timeout when no quorum answers.
   auto shared_respond = std::make_shared<HttpServer::Respond>(std::move(respond));

@@ -322,6 +322,13 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
 
 }  // namespace
 
+HttpResponse MakeHttpResponse(http::status status, std::string_view content_type, std::string body) {
+  HttpResponse response{status, 11};
+  response.set(http::field::content_type, beast::string_view(content_type.data(), content_type.size()));
+  response.body() = std::move(body);
+  return response;
+}
+
 struct HttpServer::Impl {
   Impl(Options o, Handler h) : options(std::move(o)), handler(std::move(h)), acceptor(asio::make_strand(io)) {}
 

@@ -20,6 +20,9 @@ namespace leasehold::server {
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 
+// A whole answer: `status` with a body of `content_type`.
+HttpResponse MakeHttpResponse(boost::beast::http::status status, std::string_view content_type, std::string body);
+
 // An answer sent in pieces (chunked transfer encoding), such as a watch's events: see
 // HttpServer::Respond::Stream. Thread-safe.
 class HttpStream {

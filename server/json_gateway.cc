@@ -115,10 +115,7 @@ std::string JsonString(std::string_view text) {
 }
 
 HttpResponse Json(http::status status, std::string body) {
-  HttpResponse response{status, 11};
-  response.set(http::field::content_type, "application/json");
-  response.body() = std::move(body);
-  return response;
+  return MakeHttpResponse(status, "application/json", std::move(body));
 }
 
 HttpResponse Error(grpc::StatusCode code, std::string_view message) {

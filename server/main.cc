@@ -85,15 +85,12 @@ void ServeClientPortHttp(HttpRequest&& request, HttpServer::Respond respond, Jso
   const std::string_view path = target.substr(0, target.find('?'));
   if (JsonGateway::Serves(path)) return gateway.Handle(std::move(request), std::move(respond));
   if (path == "/health" || path == "/metrics") return health.Handle(std::move(request), std::move(respond));
-  HttpResponse response{boost::beast::http::status::not_found, 11};
-  response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
-  response.body() = "404 page not found\n";
   if (path == "/version") {
-    response.result(boost::beast::http::status::ok);
-    response.set(boost::beast::http::field::content_type, "application/json");
-    response.body() = "{\"etcdserver\":\"" + version + "\",\"etcdcluster\":\"" + version.substr(0, version.rfind('.')) + ".0\"}";
+    return respond(MakeHttpResponse(boost::beast::http::status::ok, "application/json",
+                                    "{\"etcdserver\":\"" + version + "\",\"etcdcluster\":\"" +
+                                        version.substr(0, version.rfind('.')) + ".0\"}"));
   }
-  respond(std::move(response));
+  respond(MakeHttpResponse(boost::beast::http::status::not_found, "text/plain; charset=utf-8", "404 page not found\n"));
 }
 
 int Fail(const std::string& what, const absl::Status& status) {

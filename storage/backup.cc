@@ -187,26 +187,22 @@ absl::StatusOr<BackupSummary> RestoreBackup(const std::string& path, Engine* eng
       return absl::FailedPreconditionError("the data dir is not empty; restore needs a new one");
     }
   }
-  ASSIGN_OR_RETURN(BackupSummary summary, InspectBackup(path));
+  // One pass over the file into one batch, written only once the whole file has checked out.
   rocksdb::WriteBatch batch;
   auto add = [&](std::string_view key, std::string_view value) -> absl::Status {
-    if (key[0] == keys::kLeasePrefix) {
-      internalpb::LeaseRecord lease;
-      if (!lease.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
-        return absl::DataLossError(path + ": malformed lease record");
-      }
-      lease.set_deadline_unix_ms(0);  // no deadline: a full TTL from the first leader's promotion
-      batch.Put(key, lease.SerializeAsString());
-    } else {
+    if (key[0] != keys::kLeasePrefix) {
       batch.Put(key, value);
+      return absl::OkStatus();
     }
-    if (batch.GetDataSize() >= (8u << 20)) {
-      RETURN_IF_ERROR(engine->Write(&batch, /*sync=*/false));
-      batch.Clear();
+    internalpb::LeaseRecord lease;
+    if (!lease.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+      return absl::DataLossError(path + ": malformed lease record");
     }
+    lease.set_deadline_unix_ms(0);  // no deadline: a full TTL from the first leader's promotion
+    batch.Put(key, lease.SerializeAsString());
     return absl::OkStatus();
   };
-  RETURN_IF_ERROR(Walk(path, add).status());
+  ASSIGN_OR_RETURN(BackupSummary summary, Walk(path, add));
   RETURN_IF_ERROR(engine->Write(&batch, /*sync=*/true));
   return summary;
 }

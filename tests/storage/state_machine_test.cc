@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "storage/etcd_errors.h"
+#include "storage/reopen.h"
 #include "storage/temp_dir.h"
 
 namespace leasehold::storage {
@@ -18,14 +19,7 @@ class StateMachineTest : public ::testing::Test {
   void SetUp() override { Reopen(); }
 
   void Reopen() {
-    sm_.reset();
-    engine_.reset();
-    auto engine = Engine::Open(dir_.Sub("db"));
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = std::move(*engine);
-    auto sm = StateMachine::Open(engine_.get(), StateMachine::Options{});
-    ASSERT_TRUE(sm.ok()) << sm.status();
-    sm_ = std::move(*sm);
+    ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("db"), &engine_, &sm_));
     next_index_ = sm_->applied_index() + 1;
   }
 

@@ -1,0 +1,28 @@
+// Opening a state machine on a test's data dir, again after each simulated restart.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "storage/engine.h"
+#include "storage/state_machine.h"
+
+namespace leasehold::testing {
+
+// Closes `*sm` and `*engine` (if open), then opens the engine in `dir` and a state machine on it,
+// as a restart does. Call through ASSERT_NO_FATAL_FAILURE.
+inline void ReopenStateMachine(const std::string& dir, std::unique_ptr<storage::Engine>* engine,
+                               std::unique_ptr<storage::StateMachine>* sm) {
+  sm->reset();
+  engine->reset();
+  auto opened = storage::Engine::Open(dir);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  *engine = std::move(*opened);
+  auto machine = storage::StateMachine::Open(engine->get(), storage::StateMachine::Options{});
+  ASSERT_TRUE(machine.ok()) << machine.status();
+  *sm = std::move(*machine);
+}
+
+}  // namespace leasehold::testing

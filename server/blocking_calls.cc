@@ -2,6 +2,9 @@
 
 #include <thread>
 
+#include "client/leasehold/client.h"
+#include "server/caller.h"
+
 namespace leasehold::server {
 namespace {
 
@@ -28,6 +31,12 @@ class ThreadedUnaryReactor final : public grpc::ServerUnaryReactor {
 };
 
 }  // namespace
+
+std::shared_ptr<Client> BlockingCalls::CallerClient(const grpc::CallbackServerContext& context, Client& shared) {
+  std::string token = AuthTokenOf(context);
+  if (token.empty()) return nullptr;
+  return shared.WithAuthToken(std::move(token));
+}
 
 void BlockingCalls::Drain() {
   absl::MutexLock lock(&mu_);
@@ -62,7 +71,7 @@ grpc::ServerUnaryReactor* BlockingCalls::Unary(grpc::CallbackServerContext* cont
     reactor->Finish(refusal);
     return reactor;
   }
-  return new ThreadedUnaryReactor(this, client, std::move(handler));
+  return new ThreadedUnaryReactor(this, client, ActAsCaller(*context, *client, std::move(handler)));
 }
 
 }  // namespace leasehold::server

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 
 #include <grpcpp/grpcpp.h>
 
@@ -50,6 +51,13 @@ class BlockingCalls {
   // Claims a slot for a handler thread and returns the client it will use; nullptr, with the status
   // to refuse the call with, when none can run now.
   Client* Acquire(grpc::Status* refusal);
+  // A call carrying an auth token runs its handler with a client of its own that presents the token,
+  // so that Lock and Election act with the caller's permissions (etcd's lock and election servers
+  // call their member with the caller's context too). Returns `handler` unchanged otherwise.
+  template <typename AnyHandler>
+  static AnyHandler ActAsCaller(const grpc::CallbackServerContext& context, Client& shared, AnyHandler handler);
+  // The client of its own for a call with a token; nullptr for one without.
+  static std::shared_ptr<Client> CallerClient(const grpc::CallbackServerContext& context, Client& shared);
   void Release();
 
  private:

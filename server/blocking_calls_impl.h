@@ -80,7 +80,6 @@ class ThreadedWriteReactor final : public grpc::ServerWriteReactor<Message> {
 template <typename Message>
 grpc::ServerWriteReactor<Message>* BlockingCalls::Stream(grpc::CallbackServerContext* context,
                                                          StreamHandler<Message> handler) {
-  (void)context;
   grpc::Status refusal;
   Client* client = Acquire(&refusal);
   if (client == nullptr) {
@@ -90,7 +89,17 @@ grpc::ServerWriteReactor<Message>* BlockingCalls::Stream(grpc::CallbackServerCon
     };
     return new Refused(refusal);
   }
-  return new ThreadedWriteReactor<Message>(this, client, std::move(handler));
+  return new ThreadedWriteReactor<Message>(this, client, ActAsCaller(*context, *client, std::move(handler)));
+}
+
+template <typename AnyHandler>
+AnyHandler BlockingCalls::ActAsCaller(const grpc::CallbackServerContext& context, Client& shared,
+                                      AnyHandler handler) {
+  std::shared_ptr<Client> own = CallerClient(context, shared);
+  if (own == nullptr) return handler;
+  return [own, handler = std::move(handler)](Client&, const CancellationToken& cancel, auto&&... rest) {
+    return handler(*own, cancel, std::forward<decltype(rest)>(rest)...);
+  };
 }
 
 }  // namespace leasehold::server

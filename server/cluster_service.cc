@@ -38,6 +38,8 @@ grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext
 template <typename Response>
 grpc::ServerUnaryReactor* ClusterService::Change(grpc::CallbackServerContext* context, raftpb::ConfChange change,
                                                  internalpb::MemberRecord record, Response* response) {
+  // Membership changes are the root role's, while auth is enabled.
+  if (absl::Status st = CheckCallerIsAdmin(*member_, *context); !st.ok()) return FinishNow(context, st);
   record.set_id(change.node_id());
   record.set_change_id(static_cast<uint64_t>(member_->NextId()));
   change.set_context(record.SerializeAsString());

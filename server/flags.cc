@@ -118,6 +118,24 @@ const std::map<std::string, FlagSpec>& Specs() {
                                 [](Flags* f, const std::string& v) { f->peer_tls.trusted_ca_file = v; return !v.empty(); }}},
       {"peer-client-cert-auth", {"Refuse peers without a certificate signed by --peer-trusted-ca-file.",
                                  [](Flags* f, const std::string& v) { return ParseBool(v, &f->peer_tls.client_cert_auth); }, true}},
+      {"auth-token", {"Token type for v3 auth: 'simple' (the default; JWT tokens are not supported).",
+                      [](Flags*, const std::string& v) { return v == "simple"; }}},
+      {"auth-token-ttl", {"Seconds a simple token stays valid after its last use (etcd's default: 300).",
+                          Int<int64_t>(&Flags::auth_token_ttl_seconds, 1)}},
+      {"bcrypt-cost", {"bcrypt cost for hashing v3 auth passwords, 4..31 (etcd's default: 10).",
+                       [](Flags* f, const std::string& v) {
+                         int parsed;
+                         if (!absl::SimpleAtoi(v, &parsed) || parsed < 4 || parsed > 31) return false;
+                         f->bcrypt_cost = parsed;
+                         return true;
+                       }}},
+      {"auth-failure-delay", {"How long a wrong password waits before it is refused, against guessing (a duration; default 1s).",
+                              [](Flags* f, const std::string& v) {
+                                absl::Duration d;
+                                if (!absl::ParseDuration(v, &d) || d < absl::ZeroDuration()) return false;
+                                f->auth_failure_delay_ms = absl::ToInt64Milliseconds(d);
+                                return true;
+                              }}},
       {"help", {"Print this help and exit.", [](Flags* f, const std::string&) { f->help = true; return true; }, true}},
       {"version", {"Print the version and exit.", [](Flags* f, const std::string&) { f->version = true; return true; }, true}},
   };

@@ -48,6 +48,11 @@ struct Flags {
   std::string listen_metrics_url;
   TlsFiles client_tls;  // --cert-file, --key-file, --trusted-ca-file, --client-cert-auth
   TlsFiles peer_tls;    // --peer-cert-file, --peer-key-file, --peer-trusted-ca-file, --peer-client-cert-auth
+  // etcd's v3 auth: simple tokens live this long after their last use on a member; passwords are
+  // hashed with bcrypt at this cost; a wrong password is answered after this delay (ours).
+  int64_t auth_token_ttl_seconds = 300;
+  int bcrypt_cost = 10;
+  int64_t auth_failure_delay_ms = 1000;
   bool help = false;
   bool version = false;
 };

@@ -67,6 +67,27 @@ const std::map<std::string, Route, std::less<>>& Routes() {
        R<v3electionpb::LeaderRequest, v3electionpb::LeaderResponse>("/v3electionpb.Election/Leader")},
       {"election/resign",
        R<v3electionpb::ResignRequest, v3electionpb::ResignResponse>("/v3electionpb.Election/Resign")},
+      {"auth/enable", R<pb::AuthEnableRequest, pb::AuthEnableResponse>("/etcdserverpb.Auth/AuthEnable")},
+      {"auth/disable", R<pb::AuthDisableRequest, pb::AuthDisableResponse>("/etcdserverpb.Auth/AuthDisable")},
+      {"auth/status", R<pb::AuthStatusRequest, pb::AuthStatusResponse>("/etcdserverpb.Auth/AuthStatus")},
+      {"auth/authenticate", R<pb::AuthenticateRequest, pb::AuthenticateResponse>("/etcdserverpb.Auth/Authenticate")},
+      {"auth/user/add", R<pb::AuthUserAddRequest, pb::AuthUserAddResponse>("/etcdserverpb.Auth/UserAdd")},
+      {"auth/user/get", R<pb::AuthUserGetRequest, pb::AuthUserGetResponse>("/etcdserverpb.Auth/UserGet")},
+      {"auth/user/list", R<pb::AuthUserListRequest, pb::AuthUserListResponse>("/etcdserverpb.Auth/UserList")},
+      {"auth/user/delete", R<pb::AuthUserDeleteRequest, pb::AuthUserDeleteResponse>("/etcdserverpb.Auth/UserDelete")},
+      {"auth/user/changepw",
+       R<pb::AuthUserChangePasswordRequest, pb::AuthUserChangePasswordResponse>("/etcdserverpb.Auth/UserChangePassword")},
+      {"auth/user/grant", R<pb::AuthUserGrantRoleRequest, pb::AuthUserGrantRoleResponse>("/etcdserverpb.Auth/UserGrantRole")},
+      {"auth/user/revoke",
+       R<pb::AuthUserRevokeRoleRequest, pb::AuthUserRevokeRoleResponse>("/etcdserverpb.Auth/UserRevokeRole")},
+      {"auth/role/add", R<pb::AuthRoleAddRequest, pb::AuthRoleAddResponse>("/etcdserverpb.Auth/RoleAdd")},
+      {"auth/role/get", R<pb::AuthRoleGetRequest, pb::AuthRoleGetResponse>("/etcdserverpb.Auth/RoleGet")},
+      {"auth/role/list", R<pb::AuthRoleListRequest, pb::AuthRoleListResponse>("/etcdserverpb.Auth/RoleList")},
+      {"auth/role/delete", R<pb::AuthRoleDeleteRequest, pb::AuthRoleDeleteResponse>("/etcdserverpb.Auth/RoleDelete")},
+      {"auth/role/grant",
+       R<pb::AuthRoleGrantPermissionRequest, pb::AuthRoleGrantPermissionResponse>("/etcdserverpb.Auth/RoleGrantPermission")},
+      {"auth/role/revoke",
+       R<pb::AuthRoleRevokePermissionRequest, pb::AuthRoleRevokePermissionResponse>("/etcdserverpb.Auth/RoleRevokePermission")},
   };
   return *routes;
 }
@@ -151,12 +172,14 @@ absl::StatusOr<std::string> ToJson(const Message& message) {
 class WatchBridge : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
                     public std::enable_shared_from_this<WatchBridge> {
  public:
-  static void Start(grpc::GenericStub& stub, const Message& request, const HttpServer::Respond& respond) {
+  static void Start(grpc::GenericStub& stub, const Message& request, const std::string& auth_token,
+                    const HttpServer::Respond& respond) {
     auto bridge = std::make_shared<WatchBridge>();
     bridge->self_ = bridge;
     bridge->request_ = ToByteBuffer(request);
     // etcd's gateway asks for a leader as `etcdctl watch` does.
     bridge->context_.AddMetadata("hasleader", "true");
+    if (!auth_token.empty()) bridge->context_.AddMetadata("token", auth_token);
     HttpResponse header{http::status::ok, 11};
     header.set(http::field::content_type, "application/json");
     bridge->http_ = respond.Stream(std::move(header));
@@ -226,12 +249,14 @@ void JsonGateway::Handle(HttpRequest&& request, HttpServer::Respond respond) {
   path = path.substr(0, path.find('?'));
   const std::string_view call = path.substr(path.find('/', 1) + 1);
   auto route = Routes().find(call);
+  // etcd's gateway passes the Authorization header (a token from /v3/auth/authenticate) on to the call.
+  const std::string auth_token(request[http::field::authorization]);
   if (route == Routes().end() && call == "watch" && request.method() == http::verb::post) {
     etcdserverpb::WatchRequest watch;
     google::protobuf::util::JsonParseOptions parse;
     auto parsed = google::protobuf::util::JsonStringToMessage(request.body().empty() ? "{}" : request.body(), &watch, parse);
     if (!parsed.ok()) return respond(Error(grpc::StatusCode::INVALID_ARGUMENT, std::string(parsed.message())));
-    WatchBridge::Start(stub_, watch, respond);
+    WatchBridge::Start(stub_, watch, auth_token, respond);
     return;
   }
   if (route == Routes().end()) {
@@ -253,6 +278,7 @@ void JsonGateway::Handle(HttpRequest&& request, HttpServer::Respond respond) {
   auto state = std::make_shared<Call>(std::move(respond));
   state->decoded.reset(route->second.response->New());
   state->request = ToByteBuffer(*message);
+  if (!auth_token.empty()) state->context.AddMetadata("token", auth_token);
   // A client that hangs up does not cancel the call (as with a gRPC unary call whose answer is lost).
   stub_.UnaryCall(&state->context, route->second.method, grpc::StubOptions(), &state->request, &state->response,
                   [state](grpc::Status status) {

@@ -9,7 +9,15 @@ grpc::ServerUnaryReactor* KvService::Range(grpc::CallbackServerContext* context,
                                            const etcdserverpb::RangeRequest* request,
                                            etcdserverpb::RangeResponse* response) {
   if (absl::Status st = ValidateRange(*request); !st.ok()) return FinishNow(context, st);
-  auto serve = [this, request, response]() -> absl::Status {
+  absl::StatusOr<std::string> user = CallerOf(*member_, *context);
+  if (!user.ok()) return FinishNow(context, user.status());
+  auto serve = [this, request, response, user = std::move(*user)]() -> absl::Status {
+    // Checked when serving, so a linearizable read sees every permission change before it.
+    if (absl::Status st = member_->state_machine().auth().CheckRange(user, request->key(), request->range_end(),
+                                                                      storage::Access::kRead);
+        !st.ok()) {
+      return st;
+    }
     auto result = member_->state_machine().Range(*request);
     if (!result.ok()) return result.status();
     *response = std::move(*result);
@@ -58,10 +66,15 @@ grpc::ServerUnaryReactor* KvService::Txn(grpc::CallbackServerContext* context,
     return FinishNow(context, st);
   }
   if (storage::StateMachine::IsReadOnly(*request)) {
+    absl::StatusOr<std::string> user = CallerOf(*member_, *context);
+    if (!user.ok()) return FinishNow(context, user.status());
     // Served like a linearizable Range: after the read barrier, from the applied state.
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    member_->proposer().ReadBarrier([this, reactor, request, response](absl::Status barrier) {
+    member_->proposer().ReadBarrier([this, reactor, request, response, user = std::move(*user)](absl::Status barrier) {
       if (!barrier.ok()) return reactor->Finish(ToGrpcStatus(barrier));
+      if (absl::Status st = member_->state_machine().CheckReadOnlyTxn(user, *request); !st.ok()) {
+        return reactor->Finish(ToGrpcStatus(st));
+      }
       auto result = member_->state_machine().ReadOnlyTxn(*request);
       if (result.ok()) {
         *response = std::move(*result);

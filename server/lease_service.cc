@@ -40,6 +40,12 @@ LeaseService::LeaseKeepAlive(grpc::CallbackServerContext* context) {
 grpc::ServerUnaryReactor* LeaseService::LeaseTimeToLive(grpc::CallbackServerContext* context,
                                                         const etcdserverpb::LeaseTimeToLiveRequest* request,
                                                         etcdserverpb::LeaseTimeToLiveResponse* response) {
+  // The answer names the lease's keys: while auth is on, the caller must be allowed to read them.
+  absl::StatusOr<std::string> user = CallerOf(*member_, *context);
+  if (!user.ok()) return FinishNow(context, user.status());
+  if (absl::Status st = member_->state_machine().CheckLeaseKeysReadable(*user, request->id()); !st.ok()) {
+    return FinishNow(context, st);
+  }
   if (member_->IsLeader()) {
     auto answer = member_->LeaseTimeToLive(*request);
     // A leader unsure of its leadership cannot vouch for a remaining time.

@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 
 #include "client/leasehold/client.h"
+#include "server/auth_service.h"
 #include "server/backup_command.h"
 #include "server/blocking_calls.h"
 #include "server/cluster_config.h"
@@ -145,6 +146,12 @@ int Serve(const Flags& flags) {
   // checkpointed before they are acknowledged (Member::RenewLease), so none is revoked early.
   const int64_t lease_allowance_ms = flags.election_timeout_ms / 2;
   node_options.promote_allowance_ms = lease_allowance_ms;
+  // Simple tokens: every member learns each one as it applies the grant.
+  TokenStore tokens(absl::Seconds(flags.auth_token_ttl_seconds));
+  storage::StateMachine* sm = state_machine->get();
+  node_options.on_token_granted = [&tokens, sm](const internalpb::AuthenticateRecord& grant) {
+    tokens.Add(grant.token(), {grant.name(), grant.password_hash(), sm->auth().enabled_revision()}, absl::Now());
+  };
   NodeLoop node(engine->get(), state_machine->get(), log_store->get(), &transport, node_options,
                 [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision, bool resync) {
                   if (resync) {
@@ -167,7 +174,8 @@ int Serve(const Flags& flags) {
   config.quota_backend_bytes = flags.quota_backend_bytes == 0 ? (int64_t{2} << 30) : std::max<int64_t>(0, flags.quota_backend_bytes);
   config.lease_allowance_ms = lease_allowance_ms;
   config.lease_lookahead_ms = flags.election_timeout_ms - lease_allowance_ms;
-  Member member(config, engine->get(), state_machine->get(), &node, &forwarder);
+  config.bcrypt_cost = flags.bcrypt_cost;
+  Member member(config, engine->get(), state_machine->get(), &node, &forwarder, &tokens);
 
   // The peer port first, so the node can hear its peers as soon as it starts.
   PeerService peer_service(&member, &node);
@@ -202,6 +210,9 @@ int Serve(const Flags& flags) {
   BlockingCalls blocking_calls(/*max_running=*/4096);
   LockService lock_service(&member, &blocking_calls);
   ElectionService election_service(&member, &blocking_calls);
+  // Password hashing and checking get a small budget of their own: guessing cannot starve locks.
+  BlockingCalls auth_calls(/*max_running=*/16);
+  AuthService auth_service(&member, &auth_calls, absl::Milliseconds(flags.auth_failure_delay_ms));
 
   grpc::ServerBuilder builder;
   // gRPC listens on https:// client URLs itself. A plain http:// one is ours: HTTP/1.1 requests on it
@@ -229,6 +240,7 @@ int Serve(const Flags& flags) {
   builder.RegisterService(&watch);
   builder.RegisterService(&lock_service);
   builder.RegisterService(&election_service);
+  builder.RegisterService(&auth_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {
     return Fail("cannot listen", absl::UnavailableError("binding the client URLs failed (port in use?)"));
@@ -257,6 +269,7 @@ int Serve(const Flags& flags) {
   auto self_client = Client::Connect(self_options);
   if (!self_client.ok()) return Fail("cannot open the in-process client", self_client.status());
   blocking_calls.set_client(self_client->get());
+  auth_calls.set_client(self_client->get());
   // The Azure Blob lease adapter, on the same member.
   std::unique_ptr<BlobService> blob_service;
   std::unique_ptr<HttpServer> blob_server;
@@ -325,6 +338,7 @@ int Serve(const Flags& flags) {
   for (auto& http_server : client_http_servers) http_server->Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   blocking_calls.Drain();  // before the in-process client and the services go
+  auth_calls.Drain();
   peer_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   node.Stop();
   transport.Stop();

@@ -39,6 +39,13 @@ class SnapshotStream final : public grpc::ServerWriteReactor<etcdserverpb::Snaps
   etcdserverpb::SnapshotResponse response_;
 };
 
+// A snapshot call refused before it starts.
+class RefusedStream final : public grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse> {
+ public:
+  explicit RefusedStream(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
 }  // namespace
 
 grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext* context,
@@ -80,6 +87,7 @@ grpc::ServerUnaryReactor* MaintenanceService::Alarm(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerContext* context,
                                                          const etcdserverpb::DefragmentRequest* request,
                                                          etcdserverpb::DefragmentResponse* response) {
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
   // Like etcd's, a defragmentation holds up its caller until done (here one gRPC worker thread, not
   // the member).
   absl::Status st = member_->engine().CompactAll();
@@ -89,6 +97,7 @@ grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerCon
 
 grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* MaintenanceService::Snapshot(
     grpc::CallbackServerContext* context, const etcdserverpb::SnapshotRequest* request) {
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return new RefusedStream(ToGrpcStatus(st));
   LogInfo("sending a snapshot", {{"peer", context->peer()}});
   return new SnapshotStream(member_);
 }
@@ -96,6 +105,7 @@ grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* MaintenanceService::Sn
 grpc::ServerUnaryReactor* MaintenanceService::MoveLeader(grpc::CallbackServerContext* context,
                                                          const etcdserverpb::MoveLeaderRequest* request,
                                                          etcdserverpb::MoveLeaderResponse* response) {
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
   if (!member_->IsLeader()) return FinishNow(context, errors::NotLeader());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   member_->proposer().TransferLeadership(request->targetid(), [this, reactor, response](absl::Status st) {

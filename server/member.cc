@@ -9,12 +9,13 @@
 namespace leasehold::server {
 
 Member::Member(MemberConfig config, storage::Engine* engine, storage::StateMachine* state_machine,
-               Proposer* proposer, LeaseForwarder* forwarder)
+               Proposer* proposer, LeaseForwarder* forwarder, TokenStore* tokens)
     : config_(std::move(config)),
       engine_(engine),
       state_machine_(state_machine),
       proposer_(proposer),
       forwarder_(forwarder),
+      tokens_(tokens),
       checkpointer_(std::make_unique<LeaseCheckpointer>(this)) {
   const uint64_t prefix = (config_.member_id & 0xffff) << 48;
   const uint64_t suffix = (static_cast<uint64_t>(NowUnixMs()) & ((1ULL << 40) - 1)) << 8;
@@ -34,6 +35,16 @@ int64_t Member::NextId() {
     uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed) & 0x7fffffffffffffffULL;
     if (id != 0) return static_cast<int64_t>(id);
   }
+}
+
+absl::StatusOr<std::string> Member::AuthenticatedUser(std::string_view token) {
+  const storage::AuthTable& auth = state_machine_->auth();
+  if (!auth.enabled() || token.empty()) return std::string();
+  std::optional<TokenStore::Issued> issued = tokens_->Use(std::string(token), absl::Now());
+  if (!issued || issued->enabled_revision != auth.enabled_revision()) return errors::InvalidAuthToken();
+  std::optional<authpb::User> user = auth.GetUser(issued->user);
+  if (!user || user->password() != issued->password_hash) return errors::InvalidAuthToken();
+  return std::move(issued->user);
 }
 
 void Member::FillHeader(etcdserverpb::ResponseHeader* header) const {

@@ -14,6 +14,7 @@
 #include "etcdserverpb/rpc.pb.h"
 #include "server/lease_forwarder.h"
 #include "server/proposer.h"
+#include "server/token_store.h"
 #include "storage/engine.h"
 #include "storage/state_machine.h"
 
@@ -39,6 +40,8 @@ struct MemberConfig {
   // --quota-backend-bytes as etcd resolves it: a write that would take the engine past this many
   // bytes raises NOSPACE; 0 means no quota.
   int64_t quota_backend_bytes = 0;
+  // --bcrypt-cost: how slow password hashes are to make (and to guess).
+  int bcrypt_cost = 10;
   // The etcd API version we answer as (etcd clients gate features on it).
   std::string version = "3.4.23";
 };
@@ -47,7 +50,7 @@ class Member {
  public:
   // None of the pointers is owned.
   Member(MemberConfig config, storage::Engine* engine, storage::StateMachine* state_machine,
-         Proposer* proposer, LeaseForwarder* forwarder);
+         Proposer* proposer, LeaseForwarder* forwarder, TokenStore* tokens);
   ~Member();
 
   const MemberConfig& config() const { return config_; }
@@ -55,6 +58,13 @@ class Member {
   storage::Engine& engine() { return *engine_; }
   Proposer& proposer() { return *proposer_; }
   LeaseForwarder& forwarder() { return *forwarder_; }
+  TokenStore& tokens() { return *tokens_; }
+
+  // The user a call's auth token names (etcd's v3 auth). "" while auth is disabled (any token is
+  // then ignored) or when the call carries none; Unauthenticated "invalid auth token" when the
+  // token is unknown here, has expired, or was issued before the user's password changed, the user
+  // was deleted or auth was last enabled.
+  absl::StatusOr<std::string> AuthenticatedUser(std::string_view token);
 
   // Whether this member is the current leader (it may still be unsure of it).
   bool IsLeader() const { return proposer_->leader_id() == config_.member_id; }
@@ -91,6 +101,7 @@ class Member {
   storage::StateMachine* state_machine_;
   Proposer* proposer_;
   LeaseForwarder* forwarder_;
+  TokenStore* tokens_;
   std::unique_ptr<LeaseCheckpointer> checkpointer_;
   std::atomic<uint64_t> next_id_;
   std::atomic<int64_t> db_size_{0};

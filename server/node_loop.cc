@@ -466,6 +466,9 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
       std::abort();
     }
     storage::ApplyResult result = state_machine_->Apply(e.index(), request);
+    if (result.status.ok() && request.auth().has_authenticate() && options_.on_token_granted) {
+      options_.on_token_granted(request.auth().authenticate());
+    }
     for (auto& event : result.events) group->events.push_back(std::move(event));
     if (request.id() != 0) {
       if (auto it = waiters_.find(request.id()); it != waiters_.end()) {

@@ -3,17 +3,29 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "server/caller.h"
 #include "server/grpc_status.h"
 #include "server/member.h"
 
 namespace leasehold::server {
 
-// Proposes `entry`; when it is applied, `extract` moves the typed response out of the result into
-// `response`, whose header is then filled, and the call finishes. Errors finish it with etcd's status.
+inline grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+// Proposes `entry` on behalf of the call's user (whose permissions are checked when it is applied,
+// while auth is enabled); when it is applied, `extract` moves the typed response out of the result
+// into `response`, whose header is then filled, and the call finishes. Errors finish it with etcd's
+// status.
 template <typename Response, typename Extract>
 grpc::ServerUnaryReactor* ProposeAndFinish(grpc::CallbackServerContext* context, Member* member,
                                            internalpb::InternalRequest entry, Response* response,
                                            Extract extract) {
+  absl::StatusOr<std::string> user = CallerOf(*member, *context);
+  if (!user.ok()) return FinishNow(context, user.status());
+  entry.mutable_caller()->set_user(std::move(*user));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   member->Submit(std::move(entry), [member, reactor, response, extract](storage::ApplyResult result) {
     if (!result.status.ok()) {
@@ -24,12 +36,6 @@ grpc::ServerUnaryReactor* ProposeAndFinish(grpc::CallbackServerContext* context,
     member->FillHeader(response->mutable_header());
     reactor->Finish(grpc::Status::OK);
   });
-  return reactor;
-}
-
-inline grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, const absl::Status& status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
   return reactor;
 }
 

@@ -1,5 +1,7 @@
 #include "server/watch_service.h"
 
+#include "server/caller.h"
+
 #include "server/watch_stream.h"
 
 namespace leasehold::server {
@@ -31,7 +33,7 @@ grpc::ServerBidiReactor<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>
   const auto& metadata = context->client_metadata();
   auto it = metadata.find("hasleader");
   const bool require_leader = it != metadata.end() && it->second == "true";
-  return new WatchStream(member_, hub_, require_leader);
+  return new WatchStream(member_, hub_, require_leader, AuthTokenOf(*context));
 }
 
 }  // namespace leasehold::server

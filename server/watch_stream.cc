@@ -2,8 +2,8 @@
 
 namespace leasehold::server {
 
-WatchStream::WatchStream(Member* member, WatchHub* hub, bool require_leader)
-    : member_(member), hub_(hub), require_leader_(require_leader) {
+WatchStream::WatchStream(Member* member, WatchHub* hub, bool require_leader, std::string auth_token)
+    : member_(member), hub_(hub), require_leader_(require_leader), auth_token_(std::move(auth_token)) {
   StartRead(&request_);
 }
 
@@ -34,8 +34,28 @@ void WatchStream::OnReadDone(bool ok) {
   StartRead(&request_);
 }
 
+absl::Status WatchStream::CheckPermitted(const etcdserverpb::WatchCreateRequest& create) const {
+  const storage::AuthTable& auth = member_->state_machine().auth();
+  if (!auth.enabled()) return absl::OkStatus();
+  absl::StatusOr<std::string> user = member_->AuthenticatedUser(auth_token_);
+  if (!user.ok()) return user.status();
+  // An empty key watches from the smallest key, "\0", as etcd reads it.
+  const std::string key = create.key().empty() ? std::string(1, '\0') : create.key();
+  return auth.CheckRange(*user, key, create.range_end(), storage::Access::kRead);
+}
+
 void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
   int64_t id = create.watch_id();
+  if (!CheckPermitted(create).ok()) {
+    // etcd 3.4 answers in the stream, not with the call's status: created and cancelled at once,
+    // whatever the reason (no token, a bad one, no permission), with its gRPC error's text.
+    etcdserverpb::WatchResponse response = Response(id, hub_->published_revision());
+    response.set_created(true);
+    response.set_canceled(true);
+    response.set_cancel_reason("rpc error: code = PermissionDenied desc = etcdserver: permission denied");
+    Enqueue(std::move(response));
+    return;
+  }
   if (id != 0 && ids_.contains(id)) {
     etcdserverpb::WatchResponse response = Response(id, hub_->published_revision());
     response.set_created(true);

@@ -23,7 +23,8 @@ class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequ
   // `require_leader`: the client sent etcd's "hasleader: true" metadata (clientv3.WithRequireLeader,
   // as `etcdctl watch` does): the stream ends with "etcdserver: no leader" when this member loses
   // its leader for a while, so the client moves to another member instead of waiting in silence.
-  WatchStream(Member* member, WatchHub* hub, bool require_leader);
+  // `auth_token`: the stream's token (etcd's v3 auth), checked with each watch created on it.
+  WatchStream(Member* member, WatchHub* hub, bool require_leader, std::string auth_token);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -38,6 +39,8 @@ class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequ
  private:
   static constexpr size_t kMaxQueued = 1024;
   void HandleCreate(const etcdserverpb::WatchCreateRequest& create);
+  // Whether the stream's user may read what `create` watches (always, while auth is disabled).
+  absl::Status CheckPermitted(const etcdserverpb::WatchCreateRequest& create) const;
   void HandleCancel(int64_t watch_id);
   void Enqueue(etcdserverpb::WatchResponse response);
   void EnqueueLocked(etcdserverpb::WatchResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -56,6 +59,7 @@ class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequ
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_){grpc::StatusCode::CANCELLED, "watch stream cancelled"};
   const bool require_leader_;
+  const std::string auth_token_;
   // Touched only by the read callbacks, which gRPC runs one at a time.
   absl::flat_hash_set<int64_t> ids_;
   int64_t next_id_ = 0;

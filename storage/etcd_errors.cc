@@ -47,4 +47,29 @@ absl::Status LeaderTransferTimeout() {
   return absl::DeadlineExceededError("etcdserver: request timed out, leader transfer took too long");
 }
 
+absl::Status RootUserNotExist() { return absl::FailedPreconditionError("etcdserver: root user does not exist"); }
+absl::Status RootRoleNotExist() {
+  return absl::FailedPreconditionError("etcdserver: root user does not have root role");
+}
+absl::Status UserAlreadyExist() { return absl::FailedPreconditionError("etcdserver: user name already exists"); }
+absl::Status UserEmpty() { return absl::InvalidArgumentError("etcdserver: user name is empty"); }
+absl::Status UserNotFound() { return absl::FailedPreconditionError("etcdserver: user name not found"); }
+absl::Status RoleAlreadyExist() { return absl::FailedPreconditionError("etcdserver: role name already exists"); }
+absl::Status RoleNotFound() { return absl::FailedPreconditionError("etcdserver: role name not found"); }
+absl::Status RoleEmpty() { return absl::InvalidArgumentError("etcdserver: role name is empty"); }
+absl::Status AuthFailed() {
+  return absl::InvalidArgumentError("etcdserver: authentication failed, invalid user ID or password");
+}
+absl::Status PermissionNotGiven() { return absl::InvalidArgumentError("etcdserver: permission not given"); }
+absl::Status PermissionDenied() { return absl::PermissionDeniedError("etcdserver: permission denied"); }
+absl::Status RoleNotGranted() {
+  return absl::FailedPreconditionError("etcdserver: role is not granted to the user");
+}
+absl::Status PermissionNotGranted() {
+  return absl::FailedPreconditionError("etcdserver: permission is not granted to the role");
+}
+absl::Status AuthNotEnabled() { return absl::FailedPreconditionError("etcdserver: authentication is not enabled"); }
+absl::Status InvalidAuthToken() { return absl::UnauthenticatedError("etcdserver: invalid auth token"); }
+absl::Status InvalidAuthMgmt() { return absl::InvalidArgumentError("etcdserver: invalid auth management"); }
+
 }  // namespace leasehold::errors

@@ -33,4 +33,22 @@ absl::Status BadLeaderTransferee(); // FailedPrecondition "etcdserver: bad leade
 absl::Status NoSpace();             // ResourceExhausted "etcdserver: mvcc: database space exceeded"
 absl::Status LeaderTransferTimeout();  // DeadlineExceeded "etcdserver: request timed out, leader transfer took too long"
 
+// etcd's v3 auth.
+absl::Status RootUserNotExist();    // FailedPrecondition "etcdserver: root user does not exist"
+absl::Status RootRoleNotExist();    // FailedPrecondition "etcdserver: root user does not have root role"
+absl::Status UserAlreadyExist();    // FailedPrecondition "etcdserver: user name already exists"
+absl::Status UserEmpty();           // InvalidArgument "etcdserver: user name is empty"
+absl::Status UserNotFound();        // FailedPrecondition "etcdserver: user name not found"
+absl::Status RoleAlreadyExist();    // FailedPrecondition "etcdserver: role name already exists"
+absl::Status RoleNotFound();        // FailedPrecondition "etcdserver: role name not found"
+absl::Status RoleEmpty();           // InvalidArgument "etcdserver: role name is empty"
+absl::Status AuthFailed();          // InvalidArgument "etcdserver: authentication failed, invalid user ID or password"
+absl::Status PermissionNotGiven();  // InvalidArgument "etcdserver: permission not given"
+absl::Status PermissionDenied();    // PermissionDenied "etcdserver: permission denied"
+absl::Status RoleNotGranted();      // FailedPrecondition "etcdserver: role is not granted to the user"
+absl::Status PermissionNotGranted();  // FailedPrecondition "etcdserver: permission is not granted to the role"
+absl::Status AuthNotEnabled();      // FailedPrecondition "etcdserver: authentication is not enabled"
+absl::Status InvalidAuthToken();    // Unauthenticated "etcdserver: invalid auth token"
+absl::Status InvalidAuthMgmt();     // InvalidArgument "etcdserver: invalid auth management"
+
 }  // namespace leasehold::errors

@@ -76,6 +76,7 @@ absl::StatusOr<std::unique_ptr<StateMachine>> StateMachine::Open(Engine* engine,
   }));
   RETURN_IF_ERROR(sm->members_.Restore(*engine));
   RETURN_IF_ERROR(sm->alarms_.Restore(*engine));
+  RETURN_IF_ERROR(sm->auth_.Restore(*engine));
   RETURN_IF_ERROR(sm->blobs_.Restore(*engine));
   ASSIGN_OR_RETURN(sm->applied_index_, engine->GetMetaU64("ci"));
   return sm;
@@ -391,6 +392,13 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
   ApplyResult result;
   rocksdb::WriteBatch& batch = unflushed_;
   auto& response = result.response;
+  if (entry.has_caller() && auth_.enabled()) {
+    if (absl::Status permitted = CheckCaller(entry); !permitted.ok()) {
+      result.status = std::move(permitted);
+      applied_index_ = index;
+      return result;
+    }
+  }
   if (GrowsStore(entry) && alarms_.Raised(etcdserverpb::NOSPACE)) {
     result.status = errors::NoSpace();
     applied_index_ = index;
@@ -438,6 +446,9 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
     case internalpb::InternalRequest::kAlarm:
       ApplyAlarm(entry.alarm(), &batch, response.mutable_alarm());
       break;
+    case internalpb::InternalRequest::kAuth:
+      result.status = auth_.Apply(entry.auth(), &batch);
+      break;
     case internalpb::InternalRequest::REQUEST_NOT_SET:
       break;  // an empty entry (e.g. a new leader's no-op) only advances the applied index
   }
@@ -454,6 +465,91 @@ bool StateMachine::GrowsStore(const internalpb::InternalRequest& entry) {
       return !IsReadOnly(entry.txn());
     default:
       return false;
+  }
+}
+
+absl::Status StateMachine::CheckLeaseKeys(const std::string& user, int64_t id, Access access) const {
+  auto lease = leases_.Lookup(id, 0, /*with_keys=*/true);
+  if (!lease) return absl::OkStatus();
+  for (const std::string& key : lease->keys) RETURN_IF_ERROR(auth_.CheckRange(user, key, "", access));
+  return absl::OkStatus();
+}
+
+absl::Status StateMachine::CheckReadOnlyTxn(const std::string& user, const etcdserverpb::TxnRequest& txn) const {
+  if (!auth_.enabled()) return absl::OkStatus();
+  absl::ReaderMutexLock lock(&mu_);
+  return CheckTxnCaller(user, txn);
+}
+
+absl::Status StateMachine::CheckLeaseKeysReadable(const std::string& user, int64_t lease_id) const {
+  if (!auth_.enabled()) return absl::OkStatus();
+  RETURN_IF_ERROR(auth_.CheckUser(user));
+  absl::ReaderMutexLock lock(&mu_);
+  return CheckLeaseKeys(user, lease_id, Access::kRead);
+}
+
+absl::Status StateMachine::CheckTxnCaller(const std::string& user, const etcdserverpb::TxnRequest& txn) const {
+  for (const auto& compare : txn.compare()) {
+    RETURN_IF_ERROR(auth_.CheckRange(user, compare.key(), compare.range_end(), Access::kRead));
+  }
+  // Both branches, whichever the compares pick: the outcome must not depend on the permissions.
+  for (const auto* ops : {&txn.success(), &txn.failure()}) {
+    for (const auto& op : *ops) {
+      if (op.has_request_range()) {
+        RETURN_IF_ERROR(auth_.CheckRange(user, op.request_range().key(), op.request_range().range_end(), Access::kRead));
+      } else if (op.has_request_put()) {
+        const auto& put = op.request_put();
+        RETURN_IF_ERROR(auth_.CheckRange(user, put.key(), "", Access::kWrite));
+        if (put.prev_kv()) RETURN_IF_ERROR(auth_.CheckRange(user, put.key(), "", Access::kRead));
+        if (put.lease() != 0) RETURN_IF_ERROR(CheckLeaseKeys(user, put.lease(), Access::kWrite));
+      } else if (op.has_request_delete_range()) {
+        const auto& del = op.request_delete_range();
+        RETURN_IF_ERROR(auth_.CheckRange(user, del.key(), del.range_end(), Access::kWrite));
+        if (del.prev_kv()) RETURN_IF_ERROR(auth_.CheckRange(user, del.key(), del.range_end(), Access::kRead));
+      } else if (op.has_request_txn()) {
+        RETURN_IF_ERROR(CheckTxnCaller(user, op.request_txn()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StateMachine::CheckCaller(const internalpb::InternalRequest& entry) const {
+  const std::string& user = entry.caller().user();
+  switch (entry.request_case()) {
+    case internalpb::InternalRequest::kPut: {
+      const auto& put = entry.put();
+      RETURN_IF_ERROR(auth_.CheckRange(user, put.key(), "", Access::kWrite));
+      if (put.prev_kv()) RETURN_IF_ERROR(auth_.CheckRange(user, put.key(), "", Access::kRead));
+      // etcd's rule: attaching a key to a lease needs write access to the lease's other keys,
+      // since revoking it deletes them all.
+      if (put.lease() != 0) RETURN_IF_ERROR(CheckLeaseKeys(user, put.lease(), Access::kWrite));
+      return absl::OkStatus();
+    }
+    case internalpb::InternalRequest::kDeleteRange: {
+      const auto& del = entry.delete_range();
+      RETURN_IF_ERROR(auth_.CheckRange(user, del.key(), del.range_end(), Access::kWrite));
+      if (del.prev_kv()) RETURN_IF_ERROR(auth_.CheckRange(user, del.key(), del.range_end(), Access::kRead));
+      return absl::OkStatus();
+    }
+    case internalpb::InternalRequest::kTxn:
+      return CheckTxnCaller(user, entry.txn());
+    case internalpb::InternalRequest::kLeaseGrant:
+      return auth_.CheckUser(user);
+    case internalpb::InternalRequest::kLeaseRevoke:
+      // Revoking deletes the lease's keys: the caller must be allowed to delete each of them.
+      RETURN_IF_ERROR(auth_.CheckUser(user));
+      return CheckLeaseKeys(user, entry.lease_revoke().id(), Access::kWrite);
+    case internalpb::InternalRequest::kAlarm:
+      return absl::OkStatus();  // as etcd: alarms are anyone's to list and disarm
+    case internalpb::InternalRequest::kCompaction:
+      return auth_.CheckUser(user);  // etcd lets any user compact (not the root role only)
+    case internalpb::InternalRequest::kAuth:
+      if (entry.auth().has_authenticate()) return absl::OkStatus();
+      return auth_.CheckAdmin(user);
+    default:
+      // Anything else a client should not be making needs the root role.
+      return auth_.CheckAdmin(user);
   }
 }
 

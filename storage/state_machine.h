@@ -18,6 +18,7 @@
 #include "storage/blob_ops.h"
 #include "storage/blob_table.h"
 #include "storage/alarm_table.h"
+#include "storage/auth_table.h"
 #include "storage/engine.h"
 #include "storage/lease_collection.h"
 #include "storage/member_table.h"
@@ -100,6 +101,14 @@ class StateMachine {
   const AlarmTable& alarms() const { return alarms_; }
   // Whether `entry` grows the store, and so is refused while NOSPACE is raised.
   static bool GrowsStore(const internalpb::InternalRequest& entry);
+  // etcd's v3 auth: users, roles, the switch. While auth is enabled, an entry made for a client's
+  // call (one with a caller) is applied only if its user may make it: reads and writes of the keys
+  // it touches (a lease's attached keys included), the root role for compactions and auth changes.
+  const AuthTable& auth() const { return auth_; }
+  // The same checks for calls answered without the log (OK while auth is disabled): a read-only
+  // transaction, and reading every key attached to a lease (LeaseTimeToLive names them).
+  absl::Status CheckReadOnlyTxn(const std::string& user, const etcdserverpb::TxnRequest& txn) const;
+  absl::Status CheckLeaseKeysReadable(const std::string& user, int64_t lease_id) const;
   LeaseCollection& leases() { return leases_; }
   const LeaseCollection& leases() const { return leases_; }
 
@@ -142,6 +151,13 @@ class StateMachine {
   // Moves `key` from lease `from` to lease `to` (either may be 0).
   void MoveKey(const std::string& key, int64_t from, int64_t to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RestoreLeases();
+  // Whether the entry's caller may make it (see auth()).
+  absl::Status CheckCaller(const internalpb::InternalRequest& entry) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::Status CheckTxnCaller(const std::string& user, const etcdserverpb::TxnRequest& txn) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // `access` to every key attached to lease `id` (none when it has no keys or does not exist).
+  absl::Status CheckLeaseKeys(const std::string& user, int64_t id, Access access) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void ApplyAlarm(const etcdserverpb::AlarmRequest& request, rocksdb::WriteBatch* batch,
                   etcdserverpb::AlarmResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -152,6 +168,7 @@ class StateMachine {
   LeaseCollection leases_;  // internally synchronised; replicated parts change only under mu_
   MemberTable members_;     // internally synchronised; changes only under mu_
   AlarmTable alarms_;       // internally synchronised; changes only under mu_
+  AuthTable auth_;          // internally synchronised; changes only under mu_
   BlobTable blobs_ ABSL_GUARDED_BY(mu_);
   BlobTimer blob_timer_;
   uint64_t applied_index_ ABSL_GUARDED_BY(mu_) = 0;

@@ -59,6 +59,7 @@ absl::Status StateMachine::ReloadFromEngine() {
   }));
   RETURN_IF_ERROR(members_.Restore(*engine_));
   RETURN_IF_ERROR(alarms_.Restore(*engine_));
+  RETURN_IF_ERROR(auth_.Restore(*engine_));
   RETURN_IF_ERROR(blobs_.Restore(*engine_));
   ASSIGN_OR_RETURN(applied_index_, engine_->GetMetaU64("ci"));
   return absl::OkStatus();

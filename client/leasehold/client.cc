@@ -35,6 +35,16 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(ClientOptions options) {
   return std::unique_ptr<Client>(new Client(std::move(options)));
 }
 
+std::unique_ptr<Client> Client::WithAuthToken(std::string auth_token) const {
+  ClientOptions options = options_;
+  options.auth_token = std::move(auth_token);
+  return std::unique_ptr<Client>(new Client(std::move(options)));
+}
+
+void Client::PrepareContext(grpc::ClientContext* context) const {
+  if (!options_.auth_token.empty()) context->AddMetadata("token", options_.auth_token);
+}
+
 template <typename Response, typename Call>
 absl::StatusOr<Response> Client::Invoke(bool idempotent, Call call) {
   const absl::Time deadline = absl::Now() + options_.request_timeout;
@@ -46,6 +56,7 @@ absl::StatusOr<Response> Client::Invoke(bool idempotent, Call call) {
     const Endpoint& endpoint = endpoints_->Current(&index);
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(deadline));
+    PrepareContext(&context);
     Response response;
     status = call(endpoint, &context, &response);
     if (status.ok()) return response;
@@ -160,7 +171,7 @@ absl::StatusOr<etcdserverpb::MemberListResponse> Client::MemberList() {
 }
 
 std::unique_ptr<Watch> Client::StartWatch(etcdserverpb::WatchCreateRequest request, Watch::Handler handler) {
-  return std::make_unique<Watch>(endpoints_.get(), std::move(request), std::move(handler));
+  return std::make_unique<Watch>(endpoints_.get(), std::move(request), std::move(handler), options_.auth_token);
 }
 
 absl::Status Client::WaitForDelete(const std::string& key, int64_t from_revision, absl::Time deadline,

@@ -34,6 +34,9 @@ struct ClientOptions {
   std::shared_ptr<grpc::Channel> channel;
   // Upper bound for each blocking call, retries on other endpoints included.
   absl::Duration request_timeout = absl::Seconds(10);
+  // etcd's v3 auth: a token from Authenticate, sent as "token" metadata with every call. A token
+  // lapses after the server's --auth-token-ttl without use; calls then fail with "invalid auth token".
+  std::string auth_token;
 };
 
 class Client {
@@ -76,6 +79,10 @@ class Client {
                              const CancellationToken& cancel);
 
   EndpointSet& endpoints() { return *endpoints_; }
+  // A client on the same endpoints (or channel) and options that presents `auth_token` instead.
+  std::unique_ptr<Client> WithAuthToken(std::string auth_token) const;
+  // Adds what every call carries (the auth token) to `context`.
+  void PrepareContext(grpc::ClientContext* context) const;
   absl::Duration request_timeout() const { return options_.request_timeout; }
 
  private:

@@ -29,6 +29,7 @@ absl::StatusOr<std::unique_ptr<ManagedLease>> ManagedLease::Keep(Client* client,
   const Endpoint& endpoint = client->endpoints().Current(&index);
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(sent + client->request_timeout()));
+  client->PrepareContext(&context);
   auto stream = endpoint.lease->LeaseKeepAlive(&context);
   etcdserverpb::LeaseKeepAliveRequest request;
   request.set_id(lease_id);
@@ -118,6 +119,7 @@ void ManagedLease::Run() {
     size_t index = 0;
     const Endpoint& endpoint = client_->endpoints().Current(&index);
     grpc::ClientContext context;
+    client_->PrepareContext(&context);
     auto stream = endpoint.lease->LeaseKeepAlive(&context);
     {
       absl::MutexLock lock(&mu_);

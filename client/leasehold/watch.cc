@@ -5,8 +5,12 @@
 
 namespace leasehold {
 
-Watch::Watch(EndpointSet* endpoints, etcdserverpb::WatchCreateRequest request, Handler handler)
-    : endpoints_(endpoints), request_(std::move(request)), handler_(std::move(handler)) {
+Watch::Watch(EndpointSet* endpoints, etcdserverpb::WatchCreateRequest request, Handler handler,
+             std::string auth_token)
+    : endpoints_(endpoints),
+      request_(std::move(request)),
+      handler_(std::move(handler)),
+      auth_token_(std::move(auth_token)) {
   if (request_.start_revision() > 0) next_revision_ = request_.start_revision();
   thread_ = std::thread([this] { Run(); });
 }
@@ -38,6 +42,7 @@ void Watch::Run() {
     grpc::ClientContext context;
     // etcd's require-leader: a member cut off from its leader ends the stream, and we move on.
     context.AddMetadata("hasleader", "true");
+    if (!auth_token_.empty()) context.AddMetadata("token", auth_token_);
     size_t index = 0;
     const Endpoint& endpoint = endpoints_->Current(&index);
     {

@@ -30,8 +30,8 @@ class Watch {
  public:
   using Handler = std::function<void(const etcdserverpb::WatchResponse&)>;
 
-  // Use Client::StartWatch.
-  Watch(EndpointSet* endpoints, etcdserverpb::WatchCreateRequest request, Handler handler);
+  // Use Client::StartWatch. `auth_token` (may be empty) goes with each stream as "token" metadata.
+  Watch(EndpointSet* endpoints, etcdserverpb::WatchCreateRequest request, Handler handler, std::string auth_token);
   ~Watch();
   Watch(const Watch&) = delete;
   Watch& operator=(const Watch&) = delete;
@@ -53,6 +53,7 @@ class Watch {
   EndpointSet* const endpoints_;
   const etcdserverpb::WatchCreateRequest request_;
   const Handler handler_;
+  const std::string auth_token_;
   mutable absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;

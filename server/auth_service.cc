@@ -23,12 +23,25 @@ absl::StatusOr<std::string> NewSimpleToken(int64_t unique) {
   return absl::StrCat(token, ".", unique);
 }
 
+// The hash to store: the client's own when it sends one and no password (etcd 3.5's
+// hashedPassword), otherwise a fresh one of `password`.
+absl::StatusOr<std::string> HashToStore(const std::string& password, const std::string& given_hash, int cost) {
+  if (!given_hash.empty() && password.empty()) return given_hash;
+  return HashPassword(password, cost);
+}
+
 }  // namespace
 
 AuthService::AuthService(Member* member, BlockingCalls* calls, absl::Duration failure_delay)
-    : member_(member), calls_(calls), failure_delay_(failure_delay) {
-  auto decoy = HashPassword("decoy", member_->config().bcrypt_cost);
-  if (decoy.ok()) decoy_hash_ = std::move(*decoy);
+    : member_(member), calls_(calls), failure_delay_(failure_delay) {}
+
+const std::string& AuthService::DecoyHash() {
+  // Made on first need, off the start-up path (one bcrypt run).
+  std::call_once(decoy_once_, [this] {
+    auto decoy = HashPassword("decoy", member_->config().bcrypt_cost);
+    if (decoy.ok()) decoy_hash_ = std::move(*decoy);
+  });
+  return decoy_hash_;
 }
 
 absl::Status AuthService::ProposeAndWait(internalpb::InternalRequest entry) {
@@ -99,7 +112,7 @@ grpc::ServerUnaryReactor* AuthService::Authenticate(grpc::CallbackServerContext*
     if (user && !user->options().no_password()) {
       matches = PasswordMatches(request->password(), user->password());
     } else {
-      PasswordMatches(request->password(), decoy_hash_);  // the same work, whether or not the user exists
+      PasswordMatches(request->password(), DecoyHash());  // the same work, whether or not the user exists
     }
     if (!matches) {
       LogWarn("authentication failed", {{"user", request->name()}});
@@ -135,9 +148,9 @@ grpc::ServerUnaryReactor* AuthService::UserAdd(grpc::CallbackServerContext* cont
     auto* add = entry.mutable_auth()->mutable_user_add();
     *add = *request;
     add->clear_password();
-    // A client may send a hash of its own making (etcd 3.5's hashedPassword); otherwise we hash.
-    if (!request->options().no_password() && (request->hashedpassword().empty() || !request->password().empty())) {
-      auto hash = HashPassword(request->password(), member_->config().bcrypt_cost);
+    add->clear_hashedpassword();
+    if (!request->options().no_password()) {
+      auto hash = HashToStore(request->password(), request->hashedpassword(), member_->config().bcrypt_cost);
       if (!hash.ok()) return ToGrpcStatus(hash.status());
       add->set_hashedpassword(*hash);
     }
@@ -159,11 +172,9 @@ grpc::ServerUnaryReactor* AuthService::UserChangePassword(grpc::CallbackServerCo
     auto* change = entry.mutable_auth()->mutable_user_change_password();
     *change = *request;
     change->clear_password();
-    if (request->hashedpassword().empty() || !request->password().empty()) {
-      auto hash = HashPassword(request->password(), member_->config().bcrypt_cost);
-      if (!hash.ok()) return ToGrpcStatus(hash.status());
-      change->set_hashedpassword(*hash);
-    }
+    auto hash = HashToStore(request->password(), request->hashedpassword(), member_->config().bcrypt_cost);
+    if (!hash.ok()) return ToGrpcStatus(hash.status());
+    change->set_hashedpassword(*hash);
     if (absl::Status st = ProposeAndWait(std::move(entry)); !st.ok()) return ToGrpcStatus(st);
     member_->FillHeader(response->mutable_header());
     return grpc::Status::OK;

@@ -8,6 +8,7 @@
 // checking run on BlockingCalls threads, never on gRPC's.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "absl/time/time.h"
@@ -20,7 +21,7 @@ namespace leasehold::server {
 class AuthService final : public etcdserverpb::Auth::CallbackService {
  public:
   // `calls` runs the hashing; give it its own small budget, so password guessing cannot starve
-  // Lock and Election. Computes a decoy hash (one bcrypt run) for unknown users.
+  // Lock and Election.
   AuthService(Member* member, BlockingCalls* calls, absl::Duration failure_delay);
 
   grpc::ServerUnaryReactor* AuthEnable(grpc::CallbackServerContext* context, const etcdserverpb::AuthEnableRequest* request,
@@ -76,10 +77,14 @@ class AuthService final : public etcdserverpb::Auth::CallbackService {
   grpc::ServerUnaryReactor* Query(grpc::CallbackServerContext* context, Response* response, Serve serve);
   // Proposes `entry` and waits for it to be applied (on a BlockingCalls thread).
   absl::Status ProposeAndWait(internalpb::InternalRequest entry);
+  // A hash to check an unknown user's password against, so that the answer takes as long as for
+  // a known user.
+  const std::string& DecoyHash();
 
   Member* const member_;
   BlockingCalls* const calls_;
   const absl::Duration failure_delay_;
+  std::once_flag decoy_once_;
   std::string decoy_hash_;
 };
 

@@ -23,6 +23,7 @@
 #include "boost/beast/http/read.hpp"
 #include "boost/beast/http/serializer.hpp"
 #include "boost/beast/http/write.hpp"
+#include "boost/beast/ssl/ssl_stream.hpp"
 
 namespace leasehold::server {
 namespace {
@@ -34,27 +35,49 @@ using tcp = asio::ip::tcp;
 
 // An idle keep-alive connection is closed after this long; so is one whose peer stops reading.
 constexpr auto kIdleTimeout = std::chrono::seconds(120);
+// A TLS client has this long to finish its handshake.
+constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 // After refusing an oversized body: how much more of it is read and dropped, and for how long.
 constexpr uint64_t kMaxDrainBytes = 64 * 1024 * 1024;
 constexpr auto kDrainTimeout = std::chrono::seconds(10);
 
-class Session : public std::enable_shared_from_this<Session> {
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One connection, plain (beast::tcp_stream) or over TLS (TlsStream).
+template <typename Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(tcp::socket socket, const HttpServer::Options& options, const HttpServer::Handler& handler)
-      : stream_(std::move(socket)), options_(options), handler_(handler) {}
+  Session(Stream stream, const HttpServer::Options& options, const HttpServer::Handler& handler)
+      : stream_(std::move(stream)), options_(options), handler_(handler) {}
 
   void Start() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Read(); });
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->Handshake(); });
   }
 
  private:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void Handshake() {
+    if constexpr (kTls) {
+      lowest().expires_after(kHandshakeTimeout);
+      stream_.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+        if (ec) return self->Close();  // not TLS, an untrusted certificate, or too slow
+        self->Read();
+      });
+    } else {
+      Read();
+    }
+  }
+
   void Read() {
     parser_.emplace();
     parser_->header_limit(options_.header_limit_bytes);
     parser_->body_limit(options_.body_limit_bytes);
-    stream_.expires_after(kIdleTimeout);
+    lowest().expires_after(kIdleTimeout);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -83,13 +106,13 @@ class Session : public std::enable_shared_from_this<Session> {
     HttpRequest request = parser_->release();
     const bool keep_alive = request.keep_alive();
     const unsigned version = request.version();
-    auto whole = [self = shared_from_this(), keep_alive, version](HttpResponse response) {
+    auto whole = [self = this->shared_from_this(), keep_alive, version](HttpResponse response) {
       response.version(version);
       response.keep_alive(keep_alive && response.keep_alive());
       asio::post(self->stream_.get_executor(),
                  [self, response = std::move(response)]() mutable { self->Write(std::move(response)); });
     };
-    auto streamer = [self = shared_from_this()](HttpResponse header) -> std::shared_ptr<HttpStream> {
+    auto streamer = [self = this->shared_from_this()](HttpResponse header) -> std::shared_ptr<HttpStream> {
       auto stream = std::make_shared<ChunkedStream>(self);
       asio::post(self->stream_.get_executor(),
                  [stream, header = std::move(header)]() mutable { stream->Begin(std::move(header)); });
@@ -137,8 +160,8 @@ class Session : public std::enable_shared_from_this<Session> {
       header_.chunked(true);
       header_.keep_alive(false);
       serializer_.emplace(header_);
-      s.stream_.expires_never();
-      http::async_write_header(s.stream_, *serializer_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      s.lowest().expires_never();
+      http::async_write_header(s.stream_, *serializer_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
         if (ec) return self->Ended();
         {
           std::lock_guard<std::mutex> lock(self->mu_);
@@ -155,7 +178,7 @@ class Session : public std::enable_shared_from_this<Session> {
       if (!started_ || writing_ || ended_) return;
       if (queue_.empty() && !ending_) return;
       writing_ = true;
-      asio::post(session_->stream_.get_executor(), [self = shared_from_this()] { self->WriteNext(); });
+      asio::post(session_->stream_.get_executor(), [self = this->shared_from_this()] { self->WriteNext(); });
     }
 
     void WriteNext() {
@@ -170,7 +193,7 @@ class Session : public std::enable_shared_from_this<Session> {
           last = ending_;
         }
       }
-      auto done = [self = shared_from_this(), last](beast::error_code ec, size_t) {
+      auto done = [self = this->shared_from_this(), last](beast::error_code ec, size_t) {
         if (ec || last) return self->Ended();
         std::lock_guard<std::mutex> lock(self->mu_);
         self->writing_ = false;
@@ -187,7 +210,7 @@ class Session : public std::enable_shared_from_this<Session> {
     // A streaming client sends nothing more: a completed read means it has hung up (or misbehaves).
     void WatchForHangUp() {
       session_->stream_.async_read_some(asio::buffer(hang_up_buffer_),
-                                        [self = shared_from_this()](beast::error_code, size_t) { self->Ended(); });
+                                        [self = this->shared_from_this()](beast::error_code, size_t) { self->Ended(); });
     }
 
     void Ended() {
@@ -223,8 +246,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (response_.find(http::field::content_length) == response_.end() || !response_.body().empty()) {
       response_.prepare_payload();
     }
-    stream_.expires_after(kIdleTimeout);
-    http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    lowest().expires_after(kIdleTimeout);
+    http::async_write(stream_, response_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec || !self->response_.keep_alive()) {
         if (!ec && self->drain_before_close_) return self->Drain();
         self->Close();
@@ -238,28 +261,29 @@ class Session : public std::enable_shared_from_this<Session> {
   // most kDrainTimeout) before closing.
   void Drain() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(kDrainTimeout);
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    lowest().expires_after(kDrainTimeout);
     DrainSome();
   }
   void DrainSome() {
-    stream_.async_read_some(asio::buffer(drain_buffer_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+    stream_.async_read_some(asio::buffer(drain_buffer_), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
       self->drained_ += n;
       if (ec || self->drained_ > kMaxDrainBytes) {
-        self->stream_.close();
+        self->lowest().close();
         return;
       }
       self->DrainSome();
     });
   }
 
+  // Closes the connection (over TLS without a close_notify: every answer was complete already).
   void Close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.close();
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    lowest().close();
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   HttpResponse response_;
@@ -278,7 +302,7 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
 
   void Start() {
     timer_.expires_after(kIdleTimeout);
-    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
       if (!ec) self->socket_.close(ec);  // silent for too long: the pending peek fails and ends it
     });
     Peek();
@@ -289,7 +313,7 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
 
   void Peek() {
     socket_.async_receive(asio::buffer(bytes_), tcp::socket::message_peek,
-                          [self = shared_from_this()](beast::error_code ec, size_t n) { self->OnPeek(ec, n); });
+                          [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnPeek(ec, n); });
   }
 
   void OnPeek(beast::error_code ec, size_t n) {
@@ -301,7 +325,7 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
     if (n < kPreface.size() && kPreface.starts_with(seen)) {
       // Too little to tell yet ("P" may start "PRI" or "POST"): wait a moment and look again.
       timer_retry_ = std::make_unique<asio::steady_timer>(socket_.get_executor(), std::chrono::milliseconds(1));
-      timer_retry_->async_wait([self = shared_from_this()](beast::error_code) { self->Peek(); });
+      timer_retry_->async_wait([self = this->shared_from_this()](beast::error_code) { self->Peek(); });
       return;
     }
     timer_.cancel();
@@ -309,7 +333,7 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
       options_.divert_http2(socket_.release());
       return;
     }
-    std::make_shared<Session>(std::move(socket_), options_, handler_)->Start();
+    std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket_)), options_, handler_)->Start();
   }
 
   tcp::socket socket_;
@@ -337,10 +361,12 @@ struct HttpServer::Impl {
       if (ec == asio::error::operation_aborted) return;
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
-        if (options.divert_http2) {
+        if (tls_context) {
+          std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls_context), options, handler)->Start();
+        } else if (options.divert_http2) {
           std::make_shared<Sniffer>(std::move(socket), options, handler)->Start();
         } else {
-          std::make_shared<Session>(std::move(socket), options, handler)->Start();
+          std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), options, handler)->Start();
         }
       }
       Accept();
@@ -349,6 +375,7 @@ struct HttpServer::Impl {
 
   Options options;
   Handler handler;
+  std::unique_ptr<asio::ssl::context> tls_context;  // set by Start when options.tls is
   asio::io_context io;
   tcp::acceptor acceptor;
   std::vector<std::thread> threads;
@@ -360,7 +387,41 @@ HttpServer::HttpServer(Options options, Handler handler)
 
 HttpServer::~HttpServer() { Stop(); }
 
+namespace {
+
+absl::StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const TlsFiles& files) {
+  if (files.cert_file.empty() || files.key_file.empty()) {
+    return absl::InvalidArgumentError("https needs --cert-file and --key-file");
+  }
+  if (files.client_cert_auth && files.trusted_ca_file.empty()) {
+    return absl::InvalidArgumentError("--client-cert-auth needs --trusted-ca-file");
+  }
+  auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+  context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  beast::error_code ec;
+  context->use_certificate_chain_file(files.cert_file, ec);
+  if (ec) return absl::InvalidArgumentError("cannot use certificate " + files.cert_file + ": " + ec.message());
+  context->use_private_key_file(files.key_file, asio::ssl::context::pem, ec);
+  if (ec) return absl::InvalidArgumentError("cannot use key " + files.key_file + ": " + ec.message());
+  if (!files.trusted_ca_file.empty()) {
+    context->load_verify_file(files.trusted_ca_file, ec);
+    if (ec) return absl::InvalidArgumentError("cannot read CA file " + files.trusted_ca_file + ": " + ec.message());
+  }
+  if (files.client_cert_auth) {
+    context->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+  }
+  return context;
+}
+
+}  // namespace
+
 absl::Status HttpServer::Start() {
+  if (impl_->options.tls) {
+    auto context = MakeTlsContext(*impl_->options.tls);
+    if (!context.ok()) return context.status();
+    impl_->tls_context = std::move(*context);
+  }
   beast::error_code ec;
   auto address = asio::ip::make_address(impl_->options.host, ec);
   if (ec) return absl::InvalidArgumentError("HTTP listener: bad address " + impl_->options.host);

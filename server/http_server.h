@@ -1,12 +1,13 @@
-// A small HTTP/1.1 server (the Azure Blob adapter, metrics and health, the JSON gateway), on Boost.Beast: keep-alive, many concurrent
-// connections served by a few threads, bounded header and body sizes (oversized requests are
-// answered 413 and the connection closed). Requests are handed to a handler that may answer later,
+// A small HTTP/1.1 server (the Azure Blob adapter, metrics and health, the JSON gateway), on
+// Boost.Beast: plain or over TLS, keep-alive, many concurrent connections served by a few threads,
+// bounded header and body sizes (oversized requests are answered 413 and the connection closed). Requests are handed to a handler that may answer later,
 // from any thread; answers on one connection go out in request order (one request at a time).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/status/status.h"
 #include "boost/beast/http/message.hpp"
 #include "boost/beast/http/string_body.hpp"
+#include "server/flags.h"
 
 namespace leasehold::server {
 
@@ -52,6 +54,10 @@ class HttpServer {
     // send) is handed over, as a socket descriptor the callee then owns, instead of being served:
     // how gRPC and HTTP/1.1 share etcd's client port.
     std::function<void(int fd)> divert_http2;
+    // When set, connections are served over TLS with these files (as the client port's https://
+    // URLs are: a certificate and key, and with client_cert_auth, clients must present a
+    // certificate trusted_ca_file signed). Not with divert_http2.
+    std::optional<TlsFiles> tls;
   };
   // Answers one request exactly once, from any thread: whole (call it), or in pieces (Stream, which
   // sends `header`'s status and fields at once and keeps the connection until the stream ends).
@@ -72,7 +78,8 @@ class HttpServer {
   HttpServer(Options options, Handler handler);
   ~HttpServer();
 
-  // Binds and starts serving; InvalidArgument/Unavailable when the address cannot be bound.
+  // Binds and starts serving; InvalidArgument for unusable TLS files, Unavailable when the address
+  // cannot be bound.
   absl::Status Start();
   // Stops accepting, closes connections and joins the threads.
   void Stop();

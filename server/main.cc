@@ -63,11 +63,6 @@ absl::Status AddListeners(grpc::ServerBuilder& builder, const std::vector<std::s
 }
 
 // The blob adapter and the metrics listener speak plain HTTP only.
-absl::StatusOr<std::string> PlainHttpHostPort(const std::string& url) {
-  if (IsHttpsUrl(url)) return absl::InvalidArgumentError("'" + url + "': https is not served here (yet); use http://");
-  return HostPortOfUrl(url);
-}
-
 // An HTTP listener's address from "host:port" (HostPortOfUrl has checked the port).
 HttpServer::Options HttpListenOptions(const std::string& host_port) {
   HttpServer::Options options;
@@ -274,7 +269,7 @@ int Serve(const Flags& flags) {
   std::unique_ptr<BlobService> blob_service;
   std::unique_ptr<HttpServer> blob_server;
   if (!flags.listen_blob_url.empty()) {
-    auto host_port = PlainHttpHostPort(flags.listen_blob_url);
+    auto host_port = HostPortOfUrl(flags.listen_blob_url);
     if (!host_port.ok()) return Fail("bad --listen-blob-urls", host_port.status());
     if (flags.max_blob_bytes > flags.max_request_bytes - 65536) {
       return Fail("bad --max-blob-bytes", absl::InvalidArgumentError("must leave 64 KiB of --max-request-bytes for headers"));
@@ -292,6 +287,8 @@ int Serve(const Flags& flags) {
     blob_options.endpoint = flags.listen_blob_url + (flags.listen_blob_url.back() == '/' ? "" : "/");
     blob_service = std::make_unique<BlobService>(&member, std::move(*verifier), blob_options);
     HttpServer::Options http_options = HttpListenOptions(*host_port);
+    // An https:// URL is served with the client port's certificate (--cert-file, --key-file, ...).
+    if (IsHttpsUrl(flags.listen_blob_url)) http_options.tls = flags.client_tls;
     http_options.body_limit_bytes = static_cast<uint64_t>(flags.max_blob_bytes);
     BlobService* service = blob_service.get();
     http_options.too_large = [service](const HttpRequest& request) { return service->TooLarge(request); };
@@ -304,9 +301,10 @@ int Serve(const Flags& flags) {
   // /metrics and /health, as etcd's --listen-metrics-urls.
   std::unique_ptr<HttpServer> metrics_server;
   if (!flags.listen_metrics_url.empty()) {
-    auto host_port = PlainHttpHostPort(flags.listen_metrics_url);
+    auto host_port = HostPortOfUrl(flags.listen_metrics_url);
     if (!host_port.ok()) return Fail("bad --listen-metrics-urls", host_port.status());
     HttpServer::Options http_options = HttpListenOptions(*host_port);
+    if (IsHttpsUrl(flags.listen_metrics_url)) http_options.tls = flags.client_tls;  // as etcd's
     http_options.threads = 1;
     http_options.body_limit_bytes = 4096;
     metrics_server = std::make_unique<HttpServer>(

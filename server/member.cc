@@ -61,6 +61,12 @@ void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done) {
     done(storage::ApplyResult::Error(errors::RequestTooLarge()));
     return;
   }
+  // etcd's backpressure: while applying lags far behind committing, new requests are turned away
+  // rather than queued without bound.
+  if (proposer_->committed_index() > proposer_->applied_index() + kMaxApplyLag) {
+    done(storage::ApplyResult::Error(errors::TooManyRequests()));
+    return;
+  }
   if (config_.quota_backend_bytes > 0 && storage::StateMachine::GrowsStore(entry) &&
       DbSize() + static_cast<int64_t>(entry.ByteSizeLong()) > config_.quota_backend_bytes) {
     // Raised once: refusals that race the alarm's entry (or a lost proposal) re-propose at most every second.

@@ -81,8 +81,12 @@ class Member {
   // Sets cluster_id, member_id and raft_term; the revision too when the caller left it at 0.
   void FillHeader(etcdserverpb::ResponseHeader* header) const;
 
+  // etcd's limit on committed entries waiting to be applied, past which requests are refused.
+  static constexpr uint64_t kMaxApplyLag = 5000;
+
   // Stamps the entry with a request id and the current time, refuses it when larger than
-  // --max-request-bytes (etcd's "request is too large"), and proposes it. An entry that grows the
+  // --max-request-bytes (etcd's "request is too large") or while more than kMaxApplyLag committed
+  // entries wait to be applied (etcd's "too many requests"), and proposes it. An entry that grows the
   // store past the quota is refused with "database space exceeded" and raises NOSPACE for this
   // member (through the log, as etcd does), which then refuses such entries on every member.
   void Submit(internalpb::InternalRequest entry, Proposer::Done done);

@@ -47,23 +47,11 @@ absl::Status WatchStream::CheckPermitted(const etcdserverpb::WatchCreateRequest&
 void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
   int64_t id = create.watch_id();
   if (!CheckPermitted(create).ok()) {
-    // etcd 3.4 answers in the stream, not with the call's status: created and cancelled at once,
-    // whatever the reason (no token, a bad one, no permission), with its gRPC error's text.
-    etcdserverpb::WatchResponse response = Response(id, hub_->published_revision());
-    response.set_created(true);
-    response.set_canceled(true);
-    response.set_cancel_reason("rpc error: code = PermissionDenied desc = etcdserver: permission denied");
-    Enqueue(std::move(response));
-    return;
+    // etcd 3.4 gives one reason whatever went wrong (no token, a bad one, no permission): its gRPC
+    // error's text.
+    return RefuseCreate(id, "rpc error: code = PermissionDenied desc = etcdserver: permission denied");
   }
-  if (id != 0 && ids_.contains(id)) {
-    etcdserverpb::WatchResponse response = Response(id, hub_->published_revision());
-    response.set_created(true);
-    response.set_canceled(true);
-    response.set_cancel_reason("mvcc: duplicate watch ID provided on the WatchStream");
-    Enqueue(std::move(response));
-    return;
-  }
+  if (id != 0 && ids_.contains(id)) return RefuseCreate(id, "mvcc: duplicate watch ID provided on the WatchStream");
   if (id == 0) {
     while (ids_.contains(next_id_)) ++next_id_;
     id = next_id_++;
@@ -97,6 +85,14 @@ void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
     return;
   }
   ids_.insert(id);
+}
+
+void WatchStream::RefuseCreate(int64_t watch_id, std::string reason) {
+  etcdserverpb::WatchResponse response = Response(watch_id, hub_->published_revision());
+  response.set_created(true);
+  response.set_canceled(true);
+  response.set_cancel_reason(std::move(reason));
+  Enqueue(std::move(response));
 }
 
 void WatchStream::HandleCancel(int64_t watch_id) {

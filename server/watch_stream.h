@@ -41,6 +41,9 @@ class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequ
   void HandleCreate(const etcdserverpb::WatchCreateRequest& create);
   // Whether the stream's user may read what `create` watches (always, while auth is disabled).
   absl::Status CheckPermitted(const etcdserverpb::WatchCreateRequest& create) const;
+  // etcd answers a refused create in the stream, not with the call's status: created and cancelled
+  // at once, with the reason.
+  void RefuseCreate(int64_t watch_id, std::string reason);
   void HandleCancel(int64_t watch_id);
   void Enqueue(etcdserverpb::WatchResponse response);
   void EnqueueLocked(etcdserverpb::WatchResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

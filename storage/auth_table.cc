@@ -42,6 +42,14 @@ bool HasRole(const authpb::User& user, std::string_view role) {
   return std::binary_search(user.roles().begin(), user.roles().end(), role);
 }
 
+// Precondition: HasRole(user, role).
+authpb::User WithoutRole(const authpb::User& user, std::string_view role) {
+  authpb::User changed = user;
+  auto* roles = changed.mutable_roles();
+  roles->erase(std::find(roles->begin(), roles->end(), role));
+  return changed;
+}
+
 }  // namespace
 
 absl::Status AuthTable::Restore(const Engine& engine) {
@@ -162,10 +170,7 @@ absl::Status AuthTable::ApplyLocked(const internalpb::AuthRequest& request, rock
       auto user = users_.find(r.name());
       if (user == users_.end()) return errors::UserNotFound();
       if (!HasRole(user->second, r.role())) return errors::RoleNotGranted();
-      authpb::User changed = user->second;
-      auto* roles = changed.mutable_roles();
-      roles->erase(std::find(roles->begin(), roles->end(), r.role()));
-      PutUser(changed, batch);
+      PutUser(WithoutRole(user->second, r.role()), batch);
       return absl::OkStatus();
     }
     case internalpb::AuthRequest::kRoleAdd: {
@@ -185,11 +190,7 @@ absl::Status AuthTable::ApplyLocked(const internalpb::AuthRequest& request, rock
       batch->Delete(RoleKey(r.role()));
       // etcd takes the role from every user holding it.
       for (auto& [name, user] : users_) {
-        if (!HasRole(user, r.role())) continue;
-        authpb::User changed = user;
-        auto* roles = changed.mutable_roles();
-        roles->erase(std::find(roles->begin(), roles->end(), r.role()));
-        PutUser(changed, batch);
+        if (HasRole(user, r.role())) PutUser(WithoutRole(user, r.role()), batch);
       }
       return absl::OkStatus();
     }

@@ -15,6 +15,7 @@ absl::Status DuplicateKey() {
 absl::Status RequestTooLarge() {
   return absl::InvalidArgumentError("etcdserver: request is too large");
 }
+absl::Status TooManyRequests() { return absl::ResourceExhaustedError("etcdserver: too many requests"); }
 absl::Status Compacted() {
   return absl::OutOfRangeError("etcdserver: mvcc: required revision has been compacted");
 }

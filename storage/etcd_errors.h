@@ -13,6 +13,7 @@ absl::Status LeaseProvided();       // InvalidArgument "etcdserver: lease is pro
 absl::Status TooManyOps();          // InvalidArgument "etcdserver: too many operations in txn request"
 absl::Status DuplicateKey();        // InvalidArgument "etcdserver: duplicate key given in txn request"
 absl::Status RequestTooLarge();     // InvalidArgument "etcdserver: request is too large"
+absl::Status TooManyRequests();     // ResourceExhausted "etcdserver: too many requests"
 absl::Status Compacted();           // OutOfRange "etcdserver: mvcc: required revision has been compacted"
 absl::Status FutureRevision();      // OutOfRange "etcdserver: mvcc: required revision is a future revision"
 absl::Status LeaseNotFound();       // NotFound "etcdserver: requested lease not found"

@@ -96,7 +96,8 @@ TEST(ClientTest, WatchResumesAfterTheServerRestartsWithoutGapOrRepeat) {
   ASSERT_EQ(seen.WaitEvents(1).size(), 1u);
   server.Kill();
   server.Start();
-  ASSERT_TRUE(client->Put("w/2", "b").ok());
+  auto put2 = client->Put("w/2", "b");
+  ASSERT_TRUE(put2.ok()) << put2.status();
   ASSERT_TRUE(client->Put("w/1", "c").ok());
   auto events = seen.WaitEvents(3);
   ASSERT_EQ(events.size(), 3u);

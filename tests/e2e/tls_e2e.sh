@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # TLS end to end with a throw-away CA: etcdctl over https with --cacert/--cert/--key; clients
 # without a trusted certificate refused under --client-cert-auth; members talking over https peer
-# URLs with --peer-client-cert-auth, and a member whose certificate another CA signed kept out.
+# URLs with --peer-client-cert-auth, and a member whose certificate another CA signed kept out;
+# the blob adapter and /metrics on https URLs (the Azure SDK for Python over TLS).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
 
@@ -21,9 +22,11 @@ ca ca; ca rogue-ca
 cert server ca; cert client ca; cert peer ca; cert intruder rogue-ca
 
 # --- Client TLS on a single member. ---
+METRICS_PORT=$(free_port)
 "$LEASEHOLD_BIN" --name tls --data-dir "$E2E_DIR/data" --listen-client-urls "https://$EP" \
   --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
-  --listen-blob-urls= --cert-file "$PKI/server.crt" --key-file "$PKI/server.key" \
+  --listen-blob-urls= --listen-metrics-urls "https://127.0.0.1:$METRICS_PORT" \
+  --cert-file "$PKI/server.crt" --key-file "$PKI/server.key" \
   --trusted-ca-file "$PKI/ca.crt" --client-cert-auth >>"$E2E_DIR/server.log" 2>&1 &
 SERVER_PID=$!
 tls_ctl() { timeout 20 etcdctl --endpoints="https://$EP" --dial-timeout=2s --command-timeout=5s "$@"; }
@@ -40,7 +43,33 @@ check "a plaintext client is refused" 1 "$RC"
 OUT=$(tls_ctl --cacert "$PKI/rogue-ca.crt" --cert "$PKI/client.crt" --key "$PKI/client.key" get k 2>&1); RC=$?
 check "a client that does not trust the server's CA gives up" 1 "$RC"
 check "the server still serves trusted clients" "$(printf 'k\nv')" "$(tls_ctl "${AUTH[@]}" get k 2>&1)"
+METRICS="https://127.0.0.1:$METRICS_PORT/health"
+check "/health over https with a trusted client certificate" '{"health":"true"}' \
+  "$(curl -s --cacert "$PKI/ca.crt" --cert "$PKI/client.crt" --key "$PKI/client.key" "$METRICS")"
+curl -s --cacert "$PKI/ca.crt" "$METRICS" >/dev/null 2>&1; RC=$?
+if [ "$RC" -ne 0 ]; then pass "/health refuses a client without a certificate (curl exit $RC)"; else fail "/health answered a client without a certificate"; fi
 e2e_stop_server
+
+# --- The blob adapter and /metrics on https URLs (no client certificates asked). ---
+BLOB_PORT=$(free_port); METRICS_PORT=$(free_port)
+e2e_start_server --listen-blob-urls "https://127.0.0.1:$BLOB_PORT" --listen-metrics-urls "https://127.0.0.1:$METRICS_PORT" \
+  --cert-file "$PKI/server.crt" --key-file "$PKI/server.key"
+if REQUESTS_CA_BUNDLE="$PKI/ca.crt" /usr/bin/python3 "$(dirname "$0")/blob_python_smoke.py" \
+  "https://127.0.0.1:$BLOB_PORT/devstoreaccount1" >"$E2E_DIR/blob_https.log" 2>&1; then
+  pass "the Azure SDK for Python through acquire, renew, change, break and release over https"
+else
+  fail "the Azure SDK for Python over https" "$(tail -5 "$E2E_DIR/blob_https.log")"
+fi
+curl -s "http://127.0.0.1:$BLOB_PORT/devstoreaccount1?comp=list" >/dev/null 2>&1; RC=$?
+if [ "$RC" -ne 0 ]; then pass "plain http to the https blob port gets no answer (curl exit $RC)"; else fail "the https blob port answered plain http"; fi
+check "/metrics over https" "1" \
+  "$(curl -s --cacert "$PKI/ca.crt" "https://127.0.0.1:$METRICS_PORT/metrics" | awk '$1=="etcd_server_has_leader"{print $2}')"
+check "and the etcd API still on its plain client URL" OK "$(ctl put k2 v 2>&1)"
+e2e_stop_server
+OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/y" --listen-client-urls "http://127.0.0.1:$(free_port)" \
+  --listen-peer-urls "http://127.0.0.1:$(free_port)" --listen-blob-urls "https://127.0.0.1:$(free_port)" 2>&1); RC=$?
+check "an https blob URL without a certificate is refused at start" 1 "$RC"
+check_match "naming the problem" "https needs --cert-file and --key-file" "$OUT"
 
 OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/x" --listen-client-urls "https://127.0.0.1:$(free_port)" 2>&1); RC=$?
 check "https without a certificate is refused at start" 1 "$RC"

@@ -45,7 +45,7 @@ void ExpiryLoop::RevokeExpired(int64_t now_ms, double* budget) {
   *budget -= static_cast<double>(expired.size());
   if (expired.empty()) return;
   LogInfo("revoking expired leases", {{"count", std::to_string(expired.size())}});
-  Metrics::Get().expired_lease_revokes.fetch_add(expired.size(), std::memory_order_relaxed);
+  Metrics::Get().CountExpiredRevokes(expired.size());
   for (int64_t id : expired) {
     internalpb::InternalRequest entry;
     entry.mutable_lease_revoke()->set_id(id);

@@ -34,7 +34,7 @@ void WriteOrDie(storage::Engine* engine, rocksdb::WriteBatch* batch, bool sync) 
   const auto start = std::chrono::steady_clock::now();
   absl::Status st = engine->Write(batch, sync);
   if (sync) {
-    Metrics::Get().wal_fsync.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    Metrics::Get().ObserveWalFsync(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   if (!st.ok()) {
     LogError("raft log write failed; stopping", {{"error", st.ToString()}});
@@ -535,7 +535,7 @@ void NodeLoop::OnSoftState(const raft::SoftState& soft) {
   if (!leading) promote_pending_ = false;
   if (soft.lead != 0 && previous != soft.lead) new_leader_ = soft.lead;
   if (previous != soft.lead) {
-    if (soft.lead != 0) Metrics::Get().leader_changes.fetch_add(1, std::memory_order_relaxed);
+    if (soft.lead != 0) Metrics::Get().CountLeaderChange();
     LogInfo("leader changed", {{"leader", Hex(soft.lead)}, {"term", std::to_string(node_->raft().term())}});
   }
 }

@@ -4,6 +4,8 @@
 #include <deque>
 #include <thread>
 
+#include "server/grpc_status.h"
+
 namespace leasehold::server {
 
 // A server-streaming call whose messages come from a handler running on its own thread. Writes go out
@@ -83,11 +85,7 @@ grpc::ServerWriteReactor<Message>* BlockingCalls::Stream(grpc::CallbackServerCon
   grpc::Status refusal;
   Client* client = Acquire(&refusal);
   if (client == nullptr) {
-    struct Refused final : grpc::ServerWriteReactor<Message> {
-      explicit Refused(const grpc::Status& status) { this->Finish(status); }
-      void OnDone() override { delete this; }
-    };
-    return new Refused(refusal);
+    return new RefusedWriteReactor<Message>(refusal);
   }
   return new ThreadedWriteReactor<Message>(this, client, ActAsCaller(*context, *client, std::move(handler)));
 }

@@ -2,6 +2,7 @@
 // because clients match on it.
 #pragma once
 
+#include <grpcpp/support/server_callback.h>
 #include <grpcpp/support/status.h>
 
 #include "absl/status/status.h"
@@ -12,5 +13,13 @@ inline grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
+
+// A server-streaming call refused before it starts: finishes at once with `status`.
+template <typename Message>
+class RefusedWriteReactor final : public grpc::ServerWriteReactor<Message> {
+ public:
+  explicit RefusedWriteReactor(const grpc::Status& status) { this->Finish(status); }
+  void OnDone() override { delete this; }
+};
 
 }  // namespace leasehold::server

@@ -39,13 +39,6 @@ class SnapshotStream final : public grpc::ServerWriteReactor<etcdserverpb::Snaps
   etcdserverpb::SnapshotResponse response_;
 };
 
-// A snapshot call refused before it starts.
-class RefusedStream final : public grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse> {
- public:
-  explicit RefusedStream(const grpc::Status& status) { Finish(status); }
-  void OnDone() override { delete this; }
-};
-
 }  // namespace
 
 grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext* context,
@@ -97,7 +90,9 @@ grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerCon
 
 grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* MaintenanceService::Snapshot(
     grpc::CallbackServerContext* context, const etcdserverpb::SnapshotRequest* request) {
-  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return new RefusedStream(ToGrpcStatus(st));
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) {
+    return new RefusedWriteReactor<etcdserverpb::SnapshotResponse>(ToGrpcStatus(st));
+  }
   LogInfo("sending a snapshot", {{"peer", context->peer()}});
   return new SnapshotStream(member_);
 }

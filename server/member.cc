@@ -42,8 +42,7 @@ absl::StatusOr<std::string> Member::AuthenticatedUser(std::string_view token) {
   if (!auth.enabled() || token.empty()) return std::string();
   std::optional<TokenStore::Issued> issued = tokens_->Use(std::string(token), absl::Now());
   if (!issued || issued->enabled_revision != auth.enabled_revision()) return errors::InvalidAuthToken();
-  std::optional<authpb::User> user = auth.GetUser(issued->user);
-  if (!user || user->password() != issued->password_hash) return errors::InvalidAuthToken();
+  if (!auth.HasPasswordHash(issued->user, issued->password_hash)) return errors::InvalidAuthToken();
   return std::move(issued->user);
 }
 

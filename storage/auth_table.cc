@@ -271,6 +271,12 @@ absl::Status AuthTable::CheckRange(std::string_view user, std::string_view key, 
   return PermissionsCover(granted, access, key, range_end) ? absl::OkStatus() : errors::PermissionDenied();
 }
 
+bool AuthTable::HasPasswordHash(std::string_view user, std::string_view password_hash) const {
+  absl::MutexLock lock(&mu_);
+  auto it = users_.find(user);
+  return it != users_.end() && it->second.password() == password_hash;
+}
+
 std::optional<authpb::User> AuthTable::GetUser(std::string_view name) const {
   absl::MutexLock lock(&mu_);
   auto it = users_.find(name);

@@ -57,6 +57,9 @@ class AuthTable {
   absl::Status CheckRange(std::string_view user, std::string_view key, std::string_view range_end,
                           Access access) const;
 
+  // Whether `user` exists and its stored password hash is `password_hash` (a token's check, made
+  // on every call while auth is enabled: it copies nothing).
+  bool HasPasswordHash(std::string_view user, std::string_view password_hash) const;
   std::optional<authpb::User> GetUser(std::string_view name) const;
   std::optional<authpb::Role> GetRole(std::string_view name) const;
   // Sorted.

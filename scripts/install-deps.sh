@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Leasehold builds and tests with, when any is missing. Idempotent.
+# Extra package names given as arguments are installed too (scripts/fuzz.sh adds clang's).
 set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ pkg-config
@@ -7,6 +8,8 @@ PACKAGES=(
   librocksdb-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libssl-dev libcrypt-dev prometheus-cpp-dev
   etcd-client etcd-server bc curl python3 python3-azure-storage
+  iproute2 iptables
+  "$@"
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,0 +1,66 @@
+// What a campaign records besides register operations: lease and lock events, fault windows and
+// latency samples, each with times on the driver's steady clock (ns since the campaign started).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace leasehold::faults {
+
+// One lease's life as its client saw it.
+struct LeaseLife {
+  int64_t id = 0;
+  int64_t ttl_s = 0;
+  int64_t granted_sent_ns = 0;   // the grant's send time; the grant counts as the first renewal
+  int64_t put_acked_ns = -1;     // when the attached key's put was acknowledged (-1: never)
+  // Acknowledged keep-alives: (send time, TTL granted). The lease is promised alive until
+  // send + TTL.
+  std::vector<std::pair<int64_t, int64_t>> renewals;
+  int64_t gone_seen_ns = -1;     // a keep-alive answered TTL 0 (lease gone), at this return time
+  int64_t revoke_sent_ns = -1;   // explicit revoke sent (from then on the key may go at any time)
+  int64_t revoke_acked_ns = -1;  // explicit revoke acknowledged
+  int64_t abandoned_ns = -1;     // the client stopped renewing (not revoked) at this time
+};
+
+// A read of which leases' keys exist.
+struct LeaseObservation {
+  int64_t call_ns = 0;
+  int64_t return_ns = 0;
+  std::vector<int64_t> present;  // lease ids whose key was there (sorted)
+};
+
+// A write to the fenced register, as its client saw it.
+struct FencedWrite {
+  int client = 0;
+  int64_t token = 0;
+  int64_t seq = 0;
+  int64_t call_ns = 0;
+  int64_t return_ns = 0;
+  enum class Outcome { kAccepted, kRefused, kUnknown } outcome = Outcome::kUnknown;
+  bool after_pause = false;  // issued after the holder stalled past its lease's TTL
+};
+
+// The register's accepted writes as the store has them, in revision order.
+struct AcceptedWrite {
+  int64_t revision = 0;
+  int64_t token = 0;
+  int client = 0;
+  int64_t seq = 0;
+};
+
+struct FaultWindow {
+  std::string kind;     // kill, pause, partition, loss, ...
+  std::string targets;  // human-readable: which members, which cut
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;   // healed
+};
+
+struct LatencySample {
+  int64_t at_ns = 0;
+  int64_t latency_ns = 0;
+  std::string kind;  // read, write, cas, lease, lock, ...
+  bool ok = true;
+};
+
+}  // namespace leasehold::faults

@@ -1,0 +1,210 @@
+#include "tests/faults/netns_cluster.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace leasehold::faults {
+
+absl::Status Shell(const std::string& command) {
+  const int rc = std::system(command.c_str());
+  if (rc != 0) return absl::InternalError(absl::StrCat("`", command, "` exited with ", rc));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<NetnsCluster>> NetnsCluster::Create(const ClusterOptions& options) {
+  std::unique_ptr<NetnsCluster> cluster(new NetnsCluster(options));
+  if (absl::Status s = cluster->Setup(); !s.ok()) return s;
+  for (int i = 0; i < options.nodes; ++i) {
+    if (absl::Status s = cluster->Start(i); !s.ok()) return s;
+  }
+  return cluster;
+}
+
+NetnsCluster::NetnsCluster(ClusterOptions options) : options_(std::move(options)), members_(options_.nodes) {
+  std::random_device rd;
+  const unsigned r = rd();
+  tag_ = absl::StrCat("lf", r % 9000 + 1000);
+  subnet_ = absl::StrCat("10.", 100 + r % 100, ".", (r / 100) % 250 + 1);
+}
+
+NetnsCluster::~NetnsCluster() {
+  for (int i = 0; i < size(); ++i) Kill(i);
+  Teardown();
+}
+
+std::string NetnsCluster::Namespace(int i) const { return absl::StrCat(tag_, "-", i + 1); }
+std::string NetnsCluster::Address(int i) const { return absl::StrCat(subnet_, ".", i + 1); }
+std::string NetnsCluster::ClientEndpoint(int i) const { return absl::StrCat(Address(i), ":2379"); }
+std::string NetnsCluster::BlobEndpoint(int i) const { return absl::StrCat(Address(i), ":10000"); }
+std::string NetnsCluster::data_dir(int i) const { return absl::StrCat(options_.work_dir, "/m", i + 1); }
+std::string NetnsCluster::log_path(int i) const { return absl::StrCat(options_.work_dir, "/m", i + 1, ".log"); }
+
+absl::Status NetnsCluster::InNamespace(int i, const std::string& command) const {
+  return Shell(absl::StrCat("ip netns exec ", Namespace(i), " ", command, " >/dev/null 2>&1"));
+}
+
+absl::Status NetnsCluster::Setup() {
+  const std::string bridge = tag_ + "b";
+  if (!Shell(absl::StrCat("ip link add ", bridge, " type bridge 2>/dev/null && ip link set ", bridge,
+                          " up && ip addr add ", subnet_, ".254/24 dev ", bridge))
+           .ok()) {
+    return absl::UnavailableError("network namespaces cannot be made here (needs root and iproute2)");
+  }
+  set_up_ = true;
+  for (int i = 0; i < size(); ++i) {
+    const std::string ns = Namespace(i), veth = absl::StrCat(tag_, "v", i + 1);
+    for (const std::string& step :
+         {absl::StrCat("ip netns add ", ns), absl::StrCat("ip link add ", veth, " type veth peer name eth0 netns ", ns),
+          absl::StrCat("ip link set ", veth, " master ", bridge, " up"),
+          absl::StrCat("ip netns exec ", ns, " ip addr add ", Address(i), "/24 dev eth0"),
+          absl::StrCat("ip netns exec ", ns, " ip link set eth0 up"),
+          absl::StrCat("ip netns exec ", ns, " ip link set lo up")}) {
+      if (absl::Status s = Shell(step); !s.ok()) return s;
+    }
+  }
+  // Rules are tried once now, so that a machine without iptables fails here and not mid-campaign.
+  if (!InNamespace(0, "iptables -F INPUT").ok()) {
+    return absl::UnavailableError("iptables does not work inside the namespaces");
+  }
+  std::filesystem::create_directories(options_.work_dir);
+  return absl::OkStatus();
+}
+
+void NetnsCluster::Teardown() {
+  if (!set_up_) return;
+  for (int i = 0; i < size(); ++i) {
+    (void)Shell(absl::StrCat("ip link del ", tag_, "v", i + 1, " 2>/dev/null"));
+    (void)Shell(absl::StrCat("ip netns del ", Namespace(i), " 2>/dev/null"));
+  }
+  (void)Shell(absl::StrCat("ip link del ", tag_, "b 2>/dev/null"));
+  set_up_ = false;
+}
+
+absl::Status NetnsCluster::Start(int i) {
+  if (members_[i].pid > 0) return absl::OkStatus();
+  std::vector<std::string> initial;
+  for (int j = 0; j < size(); ++j) initial.push_back(absl::StrCat("m", j + 1, "=http://", Address(j), ":2380"));
+  const std::string a = Address(i);
+  std::vector<std::string> args = {
+      options_.binary,
+      "--name", absl::StrCat("m", i + 1),
+      "--data-dir", data_dir(i),
+      "--listen-client-urls", absl::StrCat("http://", a, ":2379"),
+      "--advertise-client-urls", absl::StrCat("http://", a, ":2379"),
+      "--listen-peer-urls", absl::StrCat("http://", a, ":2380"),
+      "--initial-advertise-peer-urls", absl::StrCat("http://", a, ":2380"),
+      "--initial-cluster", absl::StrJoin(initial, ","),
+      "--initial-cluster-token", tag_,
+      "--listen-blob-urls", absl::StrCat("http://", a, ":10000"),
+      "--listen-metrics-urls", absl::StrCat("http://", a, ":2381"),
+      "--election-timeout", std::to_string(options_.election_ms),
+      "--heartbeat-interval", std::to_string(options_.heartbeat_ms),
+  };
+  const std::string ns_path = "/var/run/netns/" + Namespace(i);
+  const std::string log = log_path(i);
+  const pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    const int ns = open(ns_path.c_str(), O_RDONLY);
+    if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) _exit(126);
+    const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (out >= 0) {
+      dup2(out, 1);
+      dup2(out, 2);
+    }
+    if (!options_.preload.empty()) {
+      setenv("LD_PRELOAD", options_.preload.c_str(), 1);
+      setenv("LEASEHOLD_SYNCED_LOG", (data_dir(i) + ".synced").c_str(), 1);
+    }
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  members_[i] = {pid, false};
+  return absl::OkStatus();
+}
+
+void NetnsCluster::Kill(int i) {
+  Member& m = members_[i];
+  if (m.pid <= 0) return;
+  kill(m.pid, SIGKILL);
+  waitpid(m.pid, nullptr, 0);
+  m = Member{};
+}
+
+void NetnsCluster::Pause(int i) {
+  if (members_[i].pid > 0 && !members_[i].paused && kill(members_[i].pid, SIGSTOP) == 0) members_[i].paused = true;
+}
+
+void NetnsCluster::Resume(int i) {
+  if (members_[i].pid > 0 && members_[i].paused) {
+    kill(members_[i].pid, SIGCONT);
+    members_[i].paused = false;
+  }
+}
+
+absl::Status NetnsCluster::Cut(int a, int b) {
+  if (absl::Status s = InNamespace(a, absl::StrCat("iptables -A INPUT -s ", Address(b), " -j DROP")); !s.ok()) return s;
+  return InNamespace(b, absl::StrCat("iptables -A INPUT -s ", Address(a), " -j DROP"));
+}
+
+absl::Status NetnsCluster::Lossy(double probability) {
+  for (int i = 0; i < size(); ++i) {
+    for (int j = 0; j < size(); ++j) {
+      if (i == j) continue;
+      absl::Status s = InNamespace(i, absl::StrCat("iptables -A INPUT -s ", Address(j),
+                                                   " -m statistic --mode random --probability ", probability, " -j DROP"));
+      if (!s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NetnsCluster::HealNetwork() {
+  absl::Status result;
+  for (int i = 0; i < size(); ++i) result.Update(InNamespace(i, "iptables -F INPUT"));
+  return result;
+}
+
+int64_t NetnsCluster::DropUnsyncedTail(int i, uint64_t seed) {
+  // The preload appends "path size" each time a file is synced; the last line per path wins.
+  std::map<std::string, uint64_t> synced;
+  std::ifstream in(data_dir(i) + ".synced");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> parts = absl::StrSplit(line, ' ');
+    if (parts.size() == 2) synced[parts[0]] = std::strtoull(parts[1].c_str(), nullptr, 10);
+  }
+  std::mt19937_64 rng(seed);
+  int64_t dropped = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir(i), ec)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".log") continue;
+    auto it = synced.find(entry.path().string());
+    const uint64_t size = entry.file_size();
+    const uint64_t floor = it == synced.end() ? 0 : std::min(it->second, size);
+    if (it == synced.end() || floor == size) continue;  // never synced: RocksDB has not relied on it
+    const uint64_t keep = floor + rng() % (size - floor + 1);
+    std::filesystem::resize_file(entry.path(), keep, ec);
+    if (!ec) dropped += static_cast<int64_t>(size - keep);
+  }
+  std::filesystem::remove(data_dir(i) + ".synced", ec);
+  return dropped;
+}
+
+}  // namespace leasehold::faults

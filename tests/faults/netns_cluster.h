@@ -1,0 +1,79 @@
+// A cluster of real leasehold processes, each in its own network namespace on a bridge, with the
+// faults a nemesis needs: kill -9 and restart, SIGSTOP / SIGCONT, partitions and packet loss on the
+// peer links (iptables inside each namespace; the host, where the clients run, always reaches
+// every member), and the loss of a killed member's unsynced write-ahead-log bytes.
+// Needs root (namespaces, iptables). Not thread-safe: one nemesis thread drives it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace leasehold::faults {
+
+struct ClusterOptions {
+  int nodes = 3;
+  std::string binary;    // the leasehold executable
+  std::string work_dir;  // data dirs and logs go here
+  std::string preload;   // LD_PRELOAD for members (the synced-size recorder), or empty
+  int election_ms = 1000;
+  int heartbeat_ms = 100;
+};
+
+class NetnsCluster {
+ public:
+  // Makes the bridge and namespaces and starts every member. Unavailable where namespaces cannot be
+  // made (not root, no iproute2).
+  static absl::StatusOr<std::unique_ptr<NetnsCluster>> Create(const ClusterOptions& options);
+  ~NetnsCluster();  // kills the members, removes namespaces and the bridge
+
+  int size() const { return options_.nodes; }
+  std::string ClientEndpoint(int i) const;  // host:port of member i's gRPC (reachable from the host)
+  std::string BlobEndpoint(int i) const;
+
+  absl::Status Start(int i);
+  void Kill(int i);  // SIGKILL, reaped
+  void Pause(int i);
+  void Resume(int i);
+  bool running(int i) const { return members_[i].pid > 0; }
+  bool paused(int i) const { return members_[i].paused; }
+  // Cuts the links between a and b both ways.
+  absl::Status Cut(int a, int b);
+  // Drops `probability` of the packets on every peer link.
+  absl::Status Lossy(double probability);
+  // Removes every cut and loss rule.
+  absl::Status HealNetwork();
+  // For a killed member: shortens each write-ahead log to a random length between what was synced
+  // (as the preload recorded) and its size, as a lost page cache would. Returns bytes dropped.
+  int64_t DropUnsyncedTail(int i, uint64_t seed);
+  std::string data_dir(int i) const;
+  std::string log_path(int i) const;
+
+ private:
+  struct Member {
+    pid_t pid = -1;
+    bool paused = false;
+  };
+  explicit NetnsCluster(ClusterOptions options);
+  absl::Status Setup();
+  void Teardown();
+  std::string Namespace(int i) const;
+  std::string Address(int i) const;  // subnet.(i+1)
+  absl::Status InNamespace(int i, const std::string& command) const;
+
+  ClusterOptions options_;
+  std::string tag_;
+  std::string subnet_;  // a.b.c
+  std::vector<Member> members_;
+  bool set_up_ = false;
+};
+
+// Runs `command` through the shell; Internal with its exit status when it fails.
+absl::Status Shell(const std::string& command);
+
+}  // namespace leasehold::faults

@@ -1,0 +1,135 @@
+#include "tests/faults/safety_checkers.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace leasehold::faults {
+namespace {
+
+std::string Ms(int64_t ns) { return absl::StrCat(ns / 1000000, " ms"); }
+
+bool Present(const LeaseObservation& o, int64_t id) {
+  return std::binary_search(o.present.begin(), o.present.end(), id);
+}
+
+// When an abandoned lease must be gone by, given the faults that may have held its revocation up.
+int64_t LivenessDeadline(const LeaseLife& lease, int64_t last_renewal_sent, const std::vector<FaultWindow>& faults,
+                         int64_t election_ns, int64_t expiry_bound_ns) {
+  const int64_t ttl_ns = lease.ttl_s * 1000000000;
+  int64_t deadline = last_renewal_sent + ttl_ns + expiry_bound_ns;
+  std::vector<FaultWindow> sorted = faults;
+  std::sort(sorted.begin(), sorted.end(), [](const FaultWindow& a, const FaultWindow& b) { return a.start_ns < b.start_ns; });
+  for (const FaultWindow& f : sorted) {
+    if (f.start_ns > deadline) break;
+    if (f.end_ns < last_renewal_sent) continue;
+    deadline = std::max(deadline, f.end_ns + election_ns + ttl_ns + expiry_bound_ns);
+  }
+  return deadline;
+}
+
+}  // namespace
+
+LeaseCheck CheckLeases(const std::vector<LeaseLife>& leases, const std::vector<LeaseObservation>& observations,
+                       const std::vector<FaultWindow>& faults, int64_t election_ns, int64_t expiry_bound_ns) {
+  LeaseCheck check;
+  check.leases = static_cast<int64_t>(leases.size());
+  check.observations = static_cast<int64_t>(observations.size());
+  for (const LeaseLife& lease : leases) {
+    if (lease.put_acked_ns < 0) continue;  // its key may never have existed
+    std::vector<std::pair<int64_t, int64_t>> promises = lease.renewals;
+    promises.emplace_back(lease.granted_sent_ns, lease.ttl_s);
+    int64_t promised_until = 0, last_sent = lease.granted_sent_ns;
+    for (const auto& [sent, ttl] : promises) {
+      promised_until = std::max(promised_until, sent + ttl * 1000000000);
+      last_sent = std::max(last_sent, sent);
+    }
+    int64_t gone_known_at = -1;  // after this, the key must never be seen
+    if (lease.revoke_acked_ns >= 0) gone_known_at = lease.revoke_acked_ns;
+    if (lease.gone_seen_ns >= 0 && (gone_known_at < 0 || lease.gone_seen_ns < gone_known_at)) {
+      gone_known_at = lease.gone_seen_ns;
+    }
+    const int64_t liveness_deadline =
+        lease.abandoned_ns >= 0 ? LivenessDeadline(lease, last_sent, faults, election_ns, expiry_bound_ns) : -1;
+    bool liveness_checked = false;
+    for (const LeaseObservation& o : observations) {
+      if (o.call_ns <= lease.put_acked_ns) continue;
+      const bool present = Present(o, lease.id);
+      const bool before_revoke = lease.revoke_sent_ns < 0 || o.return_ns < lease.revoke_sent_ns;
+      if (!present && o.return_ns < promised_until && before_revoke) {
+        check.anomalies.push_back(absl::StrCat("lease ", lease.id, ": its key was gone by ", Ms(o.return_ns),
+                                               ", but an acknowledged renewal promised it until ", Ms(promised_until)));
+      }
+      if (present && gone_known_at >= 0 && o.call_ns > gone_known_at) {
+        check.anomalies.push_back(absl::StrCat("lease ", lease.id, ": its key was still there in a read at ",
+                                               Ms(o.call_ns), ", after the lease was known gone at ", Ms(gone_known_at)));
+      }
+      if (liveness_deadline >= 0 && o.call_ns > liveness_deadline) {
+        liveness_checked = true;
+        if (present) {
+          check.anomalies.push_back(absl::StrCat("lease ", lease.id, " (TTL ", lease.ttl_s,
+                                                 " s), not renewed since ", Ms(last_sent), ", still had its key at ",
+                                                 Ms(o.call_ns), ", past its deadline ", Ms(liveness_deadline)));
+        }
+      }
+    }
+    if (gone_known_at >= 0 || liveness_checked) ++check.revocations_checked;
+  }
+  return check;
+}
+
+FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes, const std::vector<AcceptedWrite>& log) {
+  FenceCheck check;
+  check.accepted = static_cast<int64_t>(log.size());
+  std::vector<AcceptedWrite> ordered = log;
+  std::sort(ordered.begin(), ordered.end(),
+            [](const AcceptedWrite& a, const AcceptedWrite& b) { return a.revision < b.revision; });
+  absl::flat_hash_map<int64_t, int> writer_of_token;
+  absl::flat_hash_set<std::pair<int, int64_t>> in_log;
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    const AcceptedWrite& w = ordered[i];
+    in_log.insert({w.client, w.seq});
+    if (i > 0 && w.token < ordered[i - 1].token) {
+      check.anomalies.push_back(absl::StrCat("write of client ", w.client, " with token ", w.token, " accepted at revision ",
+                                             w.revision, " after token ", ordered[i - 1].token, " (revision ",
+                                             ordered[i - 1].revision, ")"));
+    }
+    auto [it, fresh] = writer_of_token.emplace(w.token, w.client);
+    if (!fresh && it->second != w.client) {
+      check.anomalies.push_back(absl::StrCat("token ", w.token, " wrote for two clients: ", it->second, " and ", w.client));
+    }
+  }
+  check.holders = static_cast<int64_t>(writer_of_token.size());
+  for (const FencedWrite& w : writes) {
+    const bool logged = in_log.contains({w.client, w.seq});
+    if (w.outcome == FencedWrite::Outcome::kAccepted && !logged) {
+      check.anomalies.push_back(absl::StrCat("client ", w.client, "'s write ", w.seq, " (token ", w.token,
+                                             ") was acknowledged as accepted but is not in the register's log"));
+    }
+    if (w.outcome == FencedWrite::Outcome::kRefused && logged) {
+      check.anomalies.push_back(absl::StrCat("client ", w.client, "'s write ", w.seq, " (token ", w.token,
+                                             ") was refused but is in the register's log"));
+    }
+    if (w.after_pause && w.outcome == FencedWrite::Outcome::kRefused) ++check.stale_refused;
+  }
+  return check;
+}
+
+std::vector<std::string> MissingAcknowledged(const std::vector<std::pair<std::string, int64_t>>& acked,
+                                             const std::vector<std::string>& present, int64_t read_call_ns,
+                                             const std::string& where) {
+  const std::set<std::string> have(present.begin(), present.end());
+  std::vector<std::string> anomalies;
+  for (const auto& [key, acked_ns] : acked) {
+    if (acked_ns < read_call_ns && !have.contains(key)) {
+      anomalies.push_back(absl::StrCat("acknowledged write ", key, " (at ", Ms(acked_ns), ") missing from ", where));
+    }
+  }
+  return anomalies;
+}
+
+}  // namespace leasehold::faults

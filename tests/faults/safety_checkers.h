@@ -1,0 +1,52 @@
+// Checkers for what a campaign recorded (besides linearizability): lease safety and liveness,
+// fenced-register safety, acknowledged writes kept. Each returns its anomalies as sentences;
+// none means the property held.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tests/faults/history.h"
+
+namespace leasehold::faults {
+
+struct LeaseCheck {
+  std::vector<std::string> anomalies;
+  int64_t leases = 0;
+  int64_t observations = 0;
+  int64_t revocations_checked = 0;  // revoked or abandoned leases whose disappearance was checked
+};
+
+// - Early revocation: a read that returned before send + TTL of an acknowledged renewal (or of the
+//   grant), and before the client itself sent a revoke, found the lease's key gone.
+// - Key outliving revocation: a read invoked after a revoke was acknowledged, or after a
+//   keep-alive reported the lease gone, still found the key.
+// - Liveness: for a lease abandoned by its client, a read invoked after
+//   send + TTL + `expiry_bound_ns` of its last renewal still found the key. Fault windows delay
+//   the bound: a window open at any time up to the deadline moves it to the window's end +
+//   `election_ns` + TTL + `expiry_bound_ns` (a new leader restarts every lease's TTL).
+LeaseCheck CheckLeases(const std::vector<LeaseLife>& leases, const std::vector<LeaseObservation>& observations,
+                       const std::vector<FaultWindow>& faults, int64_t election_ns, int64_t expiry_bound_ns);
+
+struct FenceCheck {
+  std::vector<std::string> anomalies;
+  int64_t accepted = 0;       // writes in the store's log
+  int64_t holders = 0;        // distinct tokens that wrote
+  int64_t stale_refused = 0;  // writes after a pause that the register refused
+};
+
+// - Tokens of accepted writes never decrease in revision order (no write with a token lower than
+//   one already written was accepted).
+// - Each token's writes are one contiguous run from one client (critical sections never overlap
+//   on the register).
+// - Every write a client saw accepted is in the store's log (no acknowledged write lost), and no
+//   write a client saw refused is.
+FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes, const std::vector<AcceptedWrite>& log);
+
+// Keys a client saw acknowledged that are missing from `present` (a read invoked after them).
+std::vector<std::string> MissingAcknowledged(const std::vector<std::pair<std::string, int64_t>>& acked,
+                                             const std::vector<std::string>& present, int64_t read_call_ns,
+                                             const std::string& where);
+
+}  // namespace leasehold::faults

@@ -1,0 +1,82 @@
+#include "tests/faults/safety_checkers.h"
+
+#include "gtest/gtest.h"
+
+namespace leasehold::faults {
+namespace {
+
+constexpr int64_t kS = 1000000000;
+
+LeaseLife Lease(int64_t id) {
+  LeaseLife l;
+  l.id = id;
+  l.ttl_s = 3;
+  l.granted_sent_ns = 0;
+  l.put_acked_ns = kS / 10;
+  return l;
+}
+
+LeaseObservation Seen(int64_t call, int64_t ret, std::vector<int64_t> present) { return {call, ret, std::move(present)}; }
+
+TEST(LeaseChecker, KeyGoneBeforeAnAcknowledgedRenewalRanOutIsAnAnomaly) {
+  LeaseLife l = Lease(7);
+  l.renewals = {{2 * kS, 3}};  // promised until 5 s
+  l.abandoned_ns = 2 * kS;
+  EXPECT_EQ(CheckLeases({l}, {Seen(4 * kS, 4 * kS + 1, {})}, {}, kS, kS).anomalies.size(), 1u);
+  EXPECT_TRUE(CheckLeases({l}, {Seen(5 * kS, 5 * kS + 1, {})}, {}, kS, kS).anomalies.empty());
+}
+
+TEST(LeaseChecker, KeyGoneAfterTheClientSentARevokeIsNot) {
+  LeaseLife l = Lease(7);
+  l.renewals = {{2 * kS, 3}};
+  l.revoke_sent_ns = 3 * kS;
+  EXPECT_TRUE(CheckLeases({l}, {Seen(3 * kS, 4 * kS, {})}, {}, kS, kS).anomalies.empty());
+  EXPECT_EQ(CheckLeases({l}, {Seen(2 * kS, 2 * kS + 1, {})}, {}, kS, kS).anomalies.size(), 1u);
+}
+
+TEST(LeaseChecker, KeySeenAfterAcknowledgedRevokeIsAnAnomaly) {
+  LeaseLife l = Lease(7);
+  l.revoke_acked_ns = kS;
+  EXPECT_EQ(CheckLeases({l}, {Seen(2 * kS, 2 * kS + 1, {7})}, {}, kS, kS).anomalies.size(), 1u);
+  // A read that began before the revoke was acknowledged may still see it.
+  EXPECT_TRUE(CheckLeases({l}, {Seen(kS - 1, kS + 5, {7})}, {}, kS, kS).anomalies.empty());
+}
+
+TEST(LeaseChecker, AbandonedLeaseMustGoWithinItsBoundUnlessAFaultHeldItUp) {
+  LeaseLife l = Lease(7);
+  l.abandoned_ns = kS / 5;  // last renewal: the grant at 0, TTL 3 s, bound 1 s -> gone by 4 s
+  const auto late = Seen(5 * kS, 5 * kS + 1, {7});
+  auto check = CheckLeases({l}, {late}, {}, kS, kS);
+  EXPECT_EQ(check.anomalies.size(), 1u);
+  EXPECT_EQ(check.revocations_checked, 1);
+  // A fault until 3 s moves the deadline to 3 + 1 (election) + 3 (TTL) + 1 = 8 s.
+  FaultWindow f{"partition", "m1 | rest", 1 * kS, 3 * kS};
+  EXPECT_TRUE(CheckLeases({l}, {late}, {f}, kS, kS).anomalies.empty());
+  EXPECT_EQ(CheckLeases({l}, {Seen(9 * kS, 9 * kS + 1, {7})}, {f}, kS, kS).anomalies.size(), 1u);
+}
+
+TEST(FenceChecker, LowerTokenAfterHigherIsAnAnomaly) {
+  std::vector<AcceptedWrite> log = {{10, 5, 0, 0}, {11, 5, 0, 1}, {12, 9, 1, 2}, {13, 7, 2, 3}};
+  auto check = CheckFencedRegister({}, log);
+  EXPECT_EQ(check.anomalies.size(), 1u);
+  EXPECT_EQ(check.holders, 3);
+}
+
+TEST(FenceChecker, AcknowledgedWriteMissingAndRefusedWritePresentAreAnomalies) {
+  FencedWrite accepted{1, 5, 0, 0, 1, FencedWrite::Outcome::kAccepted, false};
+  FencedWrite refused{2, 3, 1, 2, 3, FencedWrite::Outcome::kRefused, true};
+  EXPECT_EQ(CheckFencedRegister({accepted, refused}, {}).anomalies.size(), 1u);
+  EXPECT_EQ(CheckFencedRegister({accepted, refused}, {{10, 5, 1, 0}, {11, 3, 2, 1}}).anomalies.size(), 2u);
+  auto fine = CheckFencedRegister({accepted, refused}, {{10, 5, 1, 0}});
+  EXPECT_TRUE(fine.anomalies.empty());
+  EXPECT_EQ(fine.stale_refused, 1);
+}
+
+TEST(AcknowledgedWrites, MissingOnlyIfAcknowledgedBeforeTheRead) {
+  std::vector<std::pair<std::string, int64_t>> acked = {{"a", 1}, {"b", 5}};
+  EXPECT_TRUE(MissingAcknowledged(acked, {"a"}, 3, "x").empty());
+  EXPECT_EQ(MissingAcknowledged(acked, {"a"}, 6, "x").size(), 1u);
+}
+
+}  // namespace
+}  // namespace leasehold::faults

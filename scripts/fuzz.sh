@@ -29,7 +29,9 @@ status=0
 for t in "${TARGETS[@]}"; do
   mkdir -p "$BUILD/corpus/$t" "$BUILD/crashes/$t"
   echo "== $t: ${SECONDS_EACH}s"
-  if ! TMPDIR=/dev/shm "$BUILD/tests/fuzz/$t" -max_total_time="$SECONDS_EACH" -jobs="$JOBS" -workers="$JOBS" \
+  parallel=()
+  [ "$JOBS" -gt 1 ] && parallel=(-jobs="$JOBS" -workers="$JOBS")  # each job then logs to fuzz-N.log
+  if ! TMPDIR=/dev/shm "$BUILD/tests/fuzz/$t" -max_total_time="$SECONDS_EACH" "${parallel[@]}" \
       -artifact_prefix="$BUILD/crashes/$t/" -print_final_stats=1 -timeout=20 -rss_limit_mb=4096 \
       "$BUILD/corpus/$t" "tests/fuzz/corpus/$t" >"$BUILD/$t.log" 2>&1; then
     echo "$t: crashed; input in $BUILD/crashes/$t/, log in $BUILD/$t.log"; status=1

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "tests/faults/blob_workload.h"
 #include "tests/faults/nemesis.h"
 #include "tests/faults/netns_cluster.h"
 #include "tests/faults/report.h"
@@ -97,6 +98,10 @@ int main(int argc, char** argv) {
   workload_options.seed = flags.seed;
   nemesis_options.lease_ttl_s = workload_options.lease_ttl_s;
   lf::Workloads workloads(endpoints, workload_options, &clock, &recorder);
+  std::vector<std::string> blob_endpoints;
+  for (int i = 0; i < flags.nodes; ++i) blob_endpoints.push_back((*cluster)->BlobEndpoint(i));
+  lf::BlobRecord blob_record;
+  lf::BlobLeaseWorkload blobs(blob_endpoints, /*workers=*/3, flags.seed, &clock, &recorder, &blob_record);
   lf::Nemesis nemesis(cluster->get(), &workloads, &recorder, &clock, nemesis_options);
   const std::string title = absl::StrCat(flags.nodes, " members, seed ", flags.seed, ", nemesis ",
                                          absl::StrJoin(nemesis_options.kinds, ","), ", ", flags.time_s, " s");
@@ -107,6 +112,7 @@ int main(int argc, char** argv) {
   }
 
   workloads.Start();
+  blobs.Start();
   std::atomic<bool> stop{false};
   std::thread nemesis_thread([&] { nemesis.Run(stop); });
   std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(flags.time_s * 1000)));
@@ -116,6 +122,7 @@ int main(int argc, char** argv) {
   if (nemesis.AwaitLeader(30) < 0) other.push_back("no leader within 30 s after the last fault was healed");
   std::this_thread::sleep_for(std::chrono::seconds(3));
   workloads.Stop();
+  blobs.Stop();
 
   // Every member restarted from its own disk, one at a time; the data must survive all of them.
   for (int i = 0; i < flags.nodes; ++i) {
@@ -138,10 +145,13 @@ int main(int argc, char** argv) {
                                       /*election_ns=*/2 * cluster_options.election_ms * 1000000LL,
                                       /*expiry_bound_ns=*/3000000000LL);
     verdicts.fence = lf::CheckFencedRegister(recorder.fenced, fenced_log);
+    std::lock_guard blob_lock(blob_record.mu);
+    verdicts.blob = lf::CheckBlobLeases(blob_record);
     for (std::string& a : recorder.anomalies) other.push_back(std::move(a));
     verdicts.other_anomalies = std::move(other);
     verdicts.operations = static_cast<int64_t>(recorder.registers.size() + recorder.set_acked.size() +
-                                               recorder.leases.size() + recorder.fenced.size());
+                                               recorder.leases.size() + recorder.fenced.size() +
+                                               blob_record.writes.size() + blob_record.holdings.size());
   }
   verdicts.faults = nemesis.faults_injected();
   verdicts.check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - check_start).count();

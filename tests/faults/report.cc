@@ -26,7 +26,7 @@ std::string Escape(const std::string& s) {
 const char* Color(const std::string& kind) {
   static const std::map<std::string, const char*> colors = {
       {"read", "#1f77b4"}, {"write", "#2ca02c"}, {"cas", "#9467bd"}, {"set", "#8c564b"},
-      {"lease", "#e377c2"}, {"keepalive", "#17becf"}, {"lock", "#bcbd22"}, {"fenced", "#ff7f0e"}};
+      {"lease", "#e377c2"}, {"keepalive", "#17becf"}, {"lock", "#bcbd22"}, {"fenced", "#ff7f0e"}, {"blob", "#aec7e8"}};
   auto it = colors.find(kind);
   return it == colors.end() ? "#7f7f7f" : it->second;
 }
@@ -97,13 +97,15 @@ std::string SummaryText(const Verdicts& v, const Recorder& r) {
                         v.leases.leases, v.leases.observations, v.leases.revocations_checked);
   absl::StrAppendFormat(&out, "fenced lock: %d accepted writes from %d holders, %d stale writes after pauses refused\n",
                         v.fence.accepted, v.fence.holders, v.fence.stale_refused);
+  absl::StrAppendFormat(&out, "blob leases: %d holdings, %d writes accepted, %d writes with a run-out lease refused\n",
+                        v.blob.holdings, v.blob.writes_accepted, v.blob.stale_refused);
   absl::StrAppendFormat(&out, "checkers took %.2f s\n", v.check_seconds);
   absl::StrAppendFormat(&out, "anomalies: %d\n", v.anomalies());
   if (!v.linearizability.linearizable) {
     absl::StrAppend(&out, "  not linearizable on key ", v.linearizability.failing_key, "; minimal failing sub-history:\n");
     for (const RegisterOp& op : v.linearizability.failing_ops) absl::StrAppend(&out, "    ", Describe(op), "\n");
   }
-  for (const auto* list : {&v.leases.anomalies, &v.fence.anomalies, &v.other_anomalies}) {
+  for (const auto* list : {&v.leases.anomalies, &v.fence.anomalies, &v.blob.anomalies, &v.other_anomalies}) {
     int shown = 0;
     for (const std::string& a : *list) {
       if (++shown > 20) {
@@ -145,7 +147,7 @@ void WriteReport(const std::string& dir, const Verdicts& v, const Recorder& r) {
        << "<span style='background:#d62728;opacity:.5'>kill</span> "
        << "<span style='background:#ff9896'>pause</span> <span style='background:#c5b0d5'>partition</span> "
        << "<span style='background:#c49c94'>loss</span>. Colours: read blue, write green, cas purple, set brown, "
-          "lease pink, keep-alive cyan, lock olive, fenced write orange.</p>"
+          "lease pink, keep-alive cyan, lock olive, fenced write orange, blob light blue.</p>"
        << Plot(r) << "<h2>Faults</h2><ul>";
   for (const auto& f : r.faults) {
     html << absl::StrFormat("<li>%.1f–%.1f s: %s %s</li>", f.start_ns / 1e9, f.end_ns / 1e9, Escape(f.kind), Escape(f.targets));

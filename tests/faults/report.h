@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/faults/blob_workload.h"
 #include "tests/faults/linearizability.h"
 #include "tests/faults/safety_checkers.h"
 #include "tests/faults/workloads.h"
@@ -17,13 +18,15 @@ struct Verdicts {
   LinearizabilityResult linearizability;
   LeaseCheck leases;
   FenceCheck fence;
+  BlobCheck blob;
   std::vector<std::string> other_anomalies;  // acknowledged writes, leaders, final reads
   int64_t operations = 0;
   int64_t faults = 0;
   double check_seconds = 0;
   int64_t anomalies() const {
     return (linearizability.linearizable ? 0 : 1) + static_cast<int64_t>(leases.anomalies.size() +
-                                                                         fence.anomalies.size() + other_anomalies.size());
+                                                                         fence.anomalies.size() + blob.anomalies.size() +
+                                                                         other_anomalies.size());
   }
 };
 

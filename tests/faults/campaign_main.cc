@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
                                       /*expiry_bound_ns=*/3000000000LL);
     verdicts.fence = lf::CheckFencedRegister(recorder.fenced, fenced_log);
     std::lock_guard blob_lock(blob_record.mu);
-    verdicts.blob = lf::CheckBlobLeases(blob_record);
+    verdicts.blob = lf::CheckBlobLeases(blob_record.holdings, blob_record.writes);
     for (std::string& a : recorder.anomalies) other.push_back(std::move(a));
     verdicts.other_anomalies = std::move(other);
     verdicts.operations = static_cast<int64_t>(recorder.registers.size() + recorder.set_acked.size() +

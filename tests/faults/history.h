@@ -49,6 +49,25 @@ struct AcceptedWrite {
   int64_t seq = 0;
 };
 
+// A stretch of time during which a client believed it held a blob lease: from the acquire's
+// acknowledgement to the earliest of (last acknowledged acquire/renew's send + duration, the
+// release's send, a refusal telling it the lease was gone).
+struct BlobHolding {
+  int client = 0;
+  std::string lease_id;
+  int64_t acquired_ns = 0;  // acknowledgement of the acquire
+  int64_t believed_until_ns = 0;
+};
+
+struct BlobWrite {
+  int client = 0;
+  std::string lease_id;
+  int64_t call_ns = 0;
+  int64_t return_ns = 0;
+  int status = 0;  // HTTP status; 0: no answer
+  bool stale = false;  // sent after the client's own lease had run out
+};
+
 struct FaultWindow {
   std::string kind;     // kill, pause, partition, loss, ...
   std::string targets;  // human-readable: which members, which cut

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace leasehold::faults {
 namespace {
@@ -115,6 +116,41 @@ FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes, const std
                                              ") was refused but is in the register's log"));
     }
     if (w.after_pause && w.outcome == FencedWrite::Outcome::kRefused) ++check.stale_refused;
+  }
+  return check;
+}
+
+BlobCheck CheckBlobLeases(const std::vector<BlobHolding>& holdings, const std::vector<BlobWrite>& writes) {
+  BlobCheck check;
+  check.holdings = static_cast<int64_t>(holdings.size());
+  std::vector<BlobHolding> by_start = holdings;
+  std::sort(by_start.begin(), by_start.end(),
+            [](const BlobHolding& a, const BlobHolding& b) { return a.acquired_ns < b.acquired_ns; });
+  for (size_t i = 0; i < by_start.size(); ++i) {
+    for (size_t j = i + 1; j < by_start.size() && by_start[j].acquired_ns < by_start[i].believed_until_ns; ++j) {
+      if (by_start[j].client == by_start[i].client) continue;
+      check.anomalies.push_back(absl::StrFormat(
+          "blob lease held by client %d (%s) from %.3f s until %.3f s overlaps client %d's (%s) acquired at %.3f s",
+          by_start[i].client, by_start[i].lease_id, by_start[i].acquired_ns / 1e9, by_start[i].believed_until_ns / 1e9,
+          by_start[j].client, by_start[j].lease_id, by_start[j].acquired_ns / 1e9));
+    }
+  }
+  for (const BlobWrite& w : writes) {
+    if (w.status == 201) ++check.writes_accepted;
+    if (w.stale && w.status == 412) ++check.stale_refused;
+    if (w.status != 201) continue;
+    int64_t own_acquire = -1;
+    for (const BlobHolding& h : by_start) {
+      if (h.lease_id == w.lease_id) own_acquire = h.acquired_ns;
+    }
+    for (const BlobHolding& h : by_start) {
+      if (h.lease_id != w.lease_id && h.acquired_ns > own_acquire && h.acquired_ns < w.call_ns) {
+        check.anomalies.push_back(absl::StrFormat(
+            "client %d's write with lease %s at %.3f s was accepted after client %d acquired lease %s at %.3f s",
+            w.client, w.lease_id, w.call_ns / 1e9, h.client, h.lease_id, h.acquired_ns / 1e9));
+        break;
+      }
+    }
   }
   return check;
 }

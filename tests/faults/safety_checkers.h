@@ -44,6 +44,18 @@ struct FenceCheck {
 //   write a client saw refused is.
 FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes, const std::vector<AcceptedWrite>& log);
 
+struct BlobCheck {
+  std::vector<std::string> anomalies;
+  int64_t holdings = 0;
+  int64_t writes_accepted = 0;
+  int64_t stale_refused = 0;
+};
+
+// - No two clients' holdings overlap.
+// - No write with a lease id is accepted once another client's acquire was acknowledged after that
+//   lease's own acquire (a stale lease id is refused).
+BlobCheck CheckBlobLeases(const std::vector<BlobHolding>& holdings, const std::vector<BlobWrite>& writes);
+
 // Keys a client saw acknowledged that are missing from `present` (a read invoked after them).
 std::vector<std::string> MissingAcknowledged(const std::vector<std::pair<std::string, int64_t>>& acked,
                                              const std::vector<std::string>& present, int64_t read_call_ns,

@@ -72,6 +72,28 @@ TEST(FenceChecker, AcknowledgedWriteMissingAndRefusedWritePresentAreAnomalies) {
   EXPECT_EQ(fine.stale_refused, 1);
 }
 
+TEST(BlobChecker, OverlappingHoldingsOfTwoClientsAreAnAnomaly) {
+  BlobHolding a{1, "a", 0, 15 * kS};
+  BlobHolding b{2, "b", 10 * kS, 25 * kS};
+  EXPECT_EQ(CheckBlobLeases({a, b}, {}).anomalies.size(), 1u);
+  b.acquired_ns = 16 * kS;
+  EXPECT_TRUE(CheckBlobLeases({a, b}, {}).anomalies.empty());
+}
+
+TEST(BlobChecker, WriteAcceptedUnderASupersededLeaseIsAnAnomaly) {
+  BlobHolding a{1, "a", 0, 15 * kS};
+  BlobHolding b{2, "b", 16 * kS, 31 * kS};
+  BlobWrite stale{1, "a", 17 * kS, 17 * kS + 1, 201, true};
+  EXPECT_EQ(CheckBlobLeases({a, b}, {stale}).anomalies.size(), 1u);
+  stale.status = 412;
+  auto check = CheckBlobLeases({a, b}, {stale});
+  EXPECT_TRUE(check.anomalies.empty());
+  EXPECT_EQ(check.stale_refused, 1);
+  // Before anyone else acquired, a write under a run-out lease says nothing about safety.
+  BlobWrite early{1, "a", 15 * kS + 1, 15 * kS + 2, 201, true};
+  EXPECT_TRUE(CheckBlobLeases({a, b}, {early}).anomalies.empty());
+}
+
 TEST(AcknowledgedWrites, MissingOnlyIfAcknowledgedBeforeTheRead) {
   std::vector<std::pair<std::string, int64_t>> acked = {{"a", 1}, {"b", 5}};
   EXPECT_TRUE(MissingAcknowledged(acked, {"a"}, 3, "x").empty());

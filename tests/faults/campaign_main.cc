@@ -2,11 +2,13 @@
 //
 //   leasehold-faults --binary PATH [--nodes 3|5] [--time SECONDS] [--seed N]
 //                    [--nemesis kill,truncate,pause,partition,loss|all] [--out DIR] [--preload PATH]
+//                    [--serializable-reads]
 //
 // Starts the cluster (network namespaces), runs the workloads and the nemesis for --time seconds,
 // heals, restarts every member one at a time, reads everything back, runs the checkers, prints the
 // summary and writes the report to --out. The fault schedule and the clients' choices follow from
-// --seed. Exit status: 0 no anomaly, 1 anomalies, 2 usage, 77 namespaces unavailable (skipped).
+// --seed. --serializable-reads makes the register reads etcd's serializable ones, which may be stale:
+// the checker must then find anomalies (how to see that it can). Exit status: 0 no anomaly, 1 anomalies, 2 usage, 77 namespaces unavailable (skipped).
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -36,11 +38,12 @@ struct Flags {
   int nodes = 3;
   double time_s = 60;
   uint64_t seed = 1;
+  bool serializable_reads = false;
 };
 
 int Usage(const std::string& why) {
   std::fprintf(stderr, "leasehold-faults: %s\nusage: leasehold-faults --binary PATH [--nodes N] [--time S] [--seed N] "
-               "[--nemesis kinds|all] [--out DIR] [--preload PATH]\n", why.c_str());
+               "[--nemesis kinds|all] [--out DIR] [--preload PATH] [--serializable-reads]\n", why.c_str());
   return 2;
 }
 
@@ -52,6 +55,10 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     const std::string value = i + 1 < argc ? argv[i + 1] : "";
     bool ok = true;
+    if (arg == "--serializable-reads") {  // a flag without a value
+      flags.serializable_reads = true;
+      continue;
+    }
     if (arg == "--binary") flags.binary = value;
     else if (arg == "--out") flags.out = value;
     else if (arg == "--preload") flags.preload = value;
@@ -96,6 +103,7 @@ int main(int argc, char** argv) {
   lf::Recorder recorder;
   lf::WorkloadOptions workload_options;
   workload_options.seed = flags.seed;
+  workload_options.serializable_reads = flags.serializable_reads;
   nemesis_options.lease_ttl_s = workload_options.lease_ttl_s;
   lf::Workloads workloads(endpoints, workload_options, &clock, &recorder);
   std::vector<std::string> blob_endpoints;

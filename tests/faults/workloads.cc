@@ -129,6 +129,7 @@ void Workloads::RegisterWorker(int worker) {
     if (op.kind == RegisterOp::Kind::kRead) {
       etcdserverpb::RangeRequest request;
       request.set_key(op.key);
+      request.set_serializable(options_.serializable_reads);
       etcdserverpb::RangeResponse response;
       status = members_->kv[node]->Range(&context, request, &response);
       op.value = ParseValue(response);

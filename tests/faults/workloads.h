@@ -56,6 +56,9 @@ struct WorkloadOptions {
   int lock_workers = 4;
   int64_t lease_ttl_s = 3;
   uint64_t seed = 1;
+  // Register reads served from the member's own state (etcd's serializable reads), which may be
+  // stale: not linearizable, so a campaign with it shows the checker catching real anomalies.
+  bool serializable_reads = false;
 };
 
 class Members;  // per-member gRPC stubs (workloads.cc)

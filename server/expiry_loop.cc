@@ -41,6 +41,11 @@ void ExpiryLoop::Run() {
 
 void ExpiryLoop::RevokeExpired(int64_t now_ms, double* budget) {
   if (*budget < 1) return;
+  // Read before deciding: a decision stamped with the term this member led in applies only if it
+  // is logged in that term, so a deposed (e.g. paused) leader's decisions cannot revoke leases its
+  // successor keeps alive.
+  const uint64_t term = member_->proposer().leading_term();
+  if (term == 0) return;
   auto expired = member_->state_machine().leases().PopExpired(now_ms, static_cast<size_t>(*budget), options_.retry_ms);
   *budget -= static_cast<double>(expired.size());
   if (expired.empty()) return;
@@ -49,6 +54,7 @@ void ExpiryLoop::RevokeExpired(int64_t now_ms, double* budget) {
   for (int64_t id : expired) {
     internalpb::InternalRequest entry;
     entry.mutable_lease_revoke()->set_id(id);
+    entry.set_leader_term(term);
     member_->Submit(std::move(entry), [id](storage::ApplyResult result) {
       // NotFound: revoked meanwhile by a client. Anything else is retried after retry_ms.
       if (!result.status.ok() && !absl::IsNotFound(result.status)) {
@@ -59,9 +65,12 @@ void ExpiryLoop::RevokeExpired(int64_t now_ms, double* budget) {
 }
 
 void ExpiryLoop::Checkpoint(int64_t now_ms) {
+  const uint64_t term = member_->proposer().leading_term();
+  if (term == 0) return;
   auto remaining = member_->state_machine().leases().TakeCheckpoints(now_ms);
   for (size_t start = 0; start < remaining.size(); start += kCheckpointsPerEntry) {
     internalpb::InternalRequest entry;
+    entry.set_leader_term(term);
     auto* checkpoint = entry.mutable_lease_checkpoint();
     for (size_t i = start; i < std::min(remaining.size(), start + kCheckpointsPerEntry); ++i) {
       auto* e = checkpoint->add_entries();

@@ -118,6 +118,22 @@ void Member::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, Rene
                           ? 0
                           : state_machine_->leases().Renew(request.id(), now, &replicated_deadline);
   response.set_ttl(ttl);
+  if (ttl == 0 && !state_machine_->IsBlobCoreLease(request.id()) && state_machine_->leases().Contains(request.id())) {
+    // Expired, not yet revoked. As etcd does, answer "gone" only once the revoke is applied, so a
+    // client told its lease is gone never finds the lease's keys afterwards. The revoke is proposed
+    // here rather than waiting for the expiry loop's turn; whichever applies second finds nothing.
+    internalpb::InternalRequest revoke;
+    revoke.mutable_lease_revoke()->set_id(request.id());
+    revoke.set_leader_term(proposer_->leading_term());
+    Submit(std::move(revoke), [response = std::move(response), done = std::move(done)](storage::ApplyResult result) mutable {
+      if (!result.status.ok() && !absl::IsNotFound(result.status)) {
+        done(result.status);  // not revoked (e.g. deposed meanwhile): no answer this time
+        return;
+      }
+      done(std::move(response));
+    });
+    return;
+  }
   const int64_t promised = now + ttl * 1000;
   if (ttl == 0 || promised <= replicated_deadline + config_.lease_allowance_ms) {
     done(std::move(response));

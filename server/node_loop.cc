@@ -465,6 +465,22 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
       LogError("malformed entry in the log", {{"index", std::to_string(e.index())}});
       std::abort();
     }
+    if (request.leader_term() != 0 && request.leader_term() != e.term()) {
+      // A deposed leader's lease decision, forwarded to its successor: dropped by every member
+      // (see InternalRequest.leader_term). The entry still takes its index.
+      LogWarn("dropped a deposed leader's lease decision",
+              {{"decided-in-term", std::to_string(request.leader_term())}, {"logged-in-term", std::to_string(e.term())}});
+      const uint64_t id = request.id();
+      request.Clear();
+      request.set_id(id);
+      storage::ApplyResult dropped = state_machine_->Apply(e.index(), request);
+      dropped.status = absl::FailedPreconditionError("lease decision of a deposed leader dropped");
+      if (auto it = waiters_.find(id); id != 0 && it != waiters_.end()) {
+        group->completions.emplace_back(std::move(it->second.done), std::move(dropped));
+        waiters_.erase(it);
+      }
+      continue;
+    }
     storage::ApplyResult result = state_machine_->Apply(e.index(), request);
     if (result.status.ok() && request.auth().has_authenticate() && options_.on_token_granted) {
       options_.on_token_granted(request.auth().authenticate());
@@ -483,6 +499,7 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
   if (promote && node_->raft().role() == raft::Role::kLeader) {
     promote_pending_ = false;
     state_machine_->leases().Promote(options_.promote_allowance_ms, UnixMs());
+    leading_term_.store(node_->raft().term(), std::memory_order_relaxed);
     LogInfo("leading: lease expiry tracked here",
             {{"term", std::to_string(node_->raft().term())}, {"leases", std::to_string(state_machine_->leases().size())}});
   }
@@ -529,6 +546,7 @@ void NodeLoop::OnSoftState(const raft::SoftState& soft) {
   const bool leading = soft.role == raft::Role::kLeader;
   if (leading && previous != options_.id) promote_pending_ = true;
   if (!leading && state_machine_->leases().is_primary()) {
+    leading_term_.store(0, std::memory_order_relaxed);
     state_machine_->leases().Demote();
     promote_pending_ = false;
   }

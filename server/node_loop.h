@@ -114,6 +114,7 @@ class NodeLoop : public Proposer {
   // True while this member is leader and has heard from a quorum within the election timeout
   // (always true for a single voter): it may answer for leases without risking a second leader.
   bool lease_valid() const override;
+  uint64_t leading_term() const override { return leading_term_.load(std::memory_order_relaxed); }
 
  private:
   struct Waiter {
@@ -192,6 +193,7 @@ class NodeLoop : public Proposer {
 
   std::atomic<uint64_t> leader_{0};
   std::atomic<uint64_t> term_{0};
+  std::atomic<uint64_t> leading_term_{0};  // see Proposer::leading_term
   std::atomic<uint64_t> committed_{0};
   std::atomic<bool> lease_valid_{false};
   std::atomic<bool> sole_voter_leader_{false};  // see ReadBarrier

@@ -41,6 +41,9 @@ class Proposer {
   // Whether this member is the leader and surely still is (it heard from a quorum within the
   // election timeout): only then may it answer for lease deadlines.
   virtual bool lease_valid() const = 0;
+  // The term in which this member took over lease expiry (its lease collection became primary);
+  // 0 while it does not. Stamped on its lease decisions (InternalRequest.leader_term).
+  virtual uint64_t leading_term() const = 0;
 };
 
 }  // namespace leasehold::server

@@ -9,6 +9,8 @@
 // summary and writes the report to --out. The fault schedule and the clients' choices follow from
 // --seed. --serializable-reads makes the register reads etcd's serializable ones, which may be stale:
 // the checker must then find anomalies (how to see that it can). Exit status: 0 no anomaly, 1 anomalies, 2 usage, 77 namespaces unavailable (skipped).
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -91,11 +93,28 @@ int main(int argc, char** argv) {
   cluster_options.work_dir = flags.out + "/cluster";
   cluster_options.preload = flags.preload;
   std::filesystem::remove_all(cluster_options.work_dir);
+  // SIGINT / SIGTERM (a ctest timeout, ^C) are taken by a thread that stops the members and removes
+  // the namespaces before exiting, instead of leaving them behind. Blocked before any thread starts,
+  // so only that thread receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::atomic<lf::NetnsCluster*> live_cluster{nullptr};
+  std::thread([&stop_signals, &live_cluster] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    std::fprintf(stderr, "leasehold-faults: signal %d: stopping the cluster\n", signal);
+    if (lf::NetnsCluster* c = live_cluster.load()) c->Shutdown();
+    std::_Exit(128 + signal);
+  }).detach();
   auto cluster = lf::NetnsCluster::Create(cluster_options);
   if (!cluster.ok()) {
     std::printf("skipped: %s\n", std::string(cluster.status().message()).c_str());
     return cluster.status().code() == absl::StatusCode::kUnavailable ? 77 : 1;
   }
+  live_cluster = cluster->get();
   std::vector<std::string> endpoints;
   for (int i = 0; i < flags.nodes; ++i) endpoints.push_back((*cluster)->ClientEndpoint(i));
 

@@ -40,7 +40,10 @@ NetnsCluster::NetnsCluster(ClusterOptions options) : options_(std::move(options)
   subnet_ = absl::StrCat("10.", 100 + r % 100, ".", (r / 100) % 250 + 1);
 }
 
-NetnsCluster::~NetnsCluster() {
+NetnsCluster::~NetnsCluster() { Shutdown(); }
+
+void NetnsCluster::Shutdown() {
+  if (shut_down_.exchange(true)) return;
   for (int i = 0; i < size(); ++i) Kill(i);
   Teardown();
 }
@@ -94,6 +97,7 @@ void NetnsCluster::Teardown() {
 }
 
 absl::Status NetnsCluster::Start(int i) {
+  if (shut_down_) return absl::CancelledError("the cluster is shut down");
   if (members_[i].pid > 0) return absl::OkStatus();
   std::vector<std::string> initial;
   for (int j = 0; j < size(); ++j) initial.push_back(absl::StrCat("m", j + 1, "=http://", Address(j), ":2380"));

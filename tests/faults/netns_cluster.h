@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,7 +31,10 @@ class NetnsCluster {
   // Makes the bridge and namespaces and starts every member. Unavailable where namespaces cannot be
   // made (not root, no iproute2).
   static absl::StatusOr<std::unique_ptr<NetnsCluster>> Create(const ClusterOptions& options);
-  ~NetnsCluster();  // kills the members, removes namespaces and the bridge
+  ~NetnsCluster();  // Shutdown()
+  // Kills the members, removes the namespaces and the bridge; Start fails from then on. Safe to
+  // call from another thread than the one driving the cluster (a signal handler thread).
+  void Shutdown();
 
   int size() const { return options_.nodes; }
   std::string ClientEndpoint(int i) const;  // host:port of member i's gRPC (reachable from the host)
@@ -71,6 +75,7 @@ class NetnsCluster {
   std::string subnet_;  // a.b.c
   std::vector<Member> members_;
   bool set_up_ = false;
+  std::atomic<bool> shut_down_{false};
 };
 
 // Runs `command` through the shell; Internal with its exit status when it fails.

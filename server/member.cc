@@ -114,11 +114,10 @@ void Member::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, Rene
   const int64_t now = NowUnixMs();
   int64_t replicated_deadline = 0;
   // A core lease timing a blob lease is the blob adapter's, not the etcd API's to renew.
-  const int64_t ttl = state_machine_->IsBlobCoreLease(request.id())
-                          ? 0
-                          : state_machine_->leases().Renew(request.id(), now, &replicated_deadline);
+  const bool blob_core_lease = state_machine_->IsBlobCoreLease(request.id());
+  const int64_t ttl = blob_core_lease ? 0 : state_machine_->leases().Renew(request.id(), now, &replicated_deadline);
   response.set_ttl(ttl);
-  if (ttl == 0 && !state_machine_->IsBlobCoreLease(request.id()) && state_machine_->leases().Contains(request.id())) {
+  if (ttl == 0 && !blob_core_lease && state_machine_->leases().Contains(request.id())) {
     // Expired, not yet revoked. As etcd does, answer "gone" only once the revoke is applied, so a
     // client told its lease is gone never finds the lease's keys afterwards. The revoke is proposed
     // here rather than waiting for the expiry loop's turn; whichever applies second finds nothing.

@@ -22,6 +22,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "etcdserverpb/rpc.grpc.pb.h"
+#include "tests/common/keep_alive_once.h"
 
 namespace {
 
@@ -61,24 +62,9 @@ void SetDeadline(grpc::ClientContext* context, double seconds) {
                         std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6)));
 }
 
-// One keep-alive on a fresh stream (etcdctl's keep-alive --once): the TTL granted, 0 for a lease
-// that is gone, or -1 when no answer came.
+// One renewal on a fresh stream, as etcdctl's keep-alive --once (see keep_alive_once.h).
 int64_t KeepAliveOnce(etcdserverpb::Lease::Stub* stub, int64_t id) {
-  grpc::ClientContext context;
-  SetDeadline(&context, 1.0);
-  auto stream = stub->LeaseKeepAlive(&context);
-  etcdserverpb::LeaseKeepAliveRequest request;
-  request.set_id(id);
-  etcdserverpb::LeaseKeepAliveResponse response;
-  if (!stream->Write(request) || !stream->Read(&response)) {
-    context.TryCancel();
-    stream->Finish().IgnoreError();
-    return -1;
-  }
-  stream->WritesDone();
-  context.TryCancel();
-  stream->Finish().IgnoreError();
-  return response.ttl();
+  return leasehold::testing::KeepAliveOnce(stub, id, 1.0, /*wait_for_ready=*/false);
 }
 
 // TimeToLive's remaining TTL: -1 when the lease no longer exists, -2 when no member answered.

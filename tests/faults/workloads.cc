@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
+#include "tests/common/keep_alive_once.h"
 #include "tests/faults/safety_checkers.h"
 #include "v3lockpb/v3lock.grpc.pb.h"
 
@@ -62,21 +63,9 @@ int64_t ParseValue(const etcdserverpb::RangeResponse& r) {
   return v;
 }
 
-// etcdctl's keep-alive --once: one request on a fresh stream. The TTL granted, 0 when the lease is
-// gone, -1 when no answer came.
+// One renewal on a fresh stream, as etcdctl's keep-alive --once (see keep_alive_once.h).
 int64_t KeepAliveOnce(etcdserverpb::Lease::Stub* stub, int64_t id) {
-  grpc::ClientContext context;
-  Deadline(&context, 1.5);
-  auto stream = stub->LeaseKeepAlive(&context);
-  etcdserverpb::LeaseKeepAliveRequest request;
-  request.set_id(id);
-  etcdserverpb::LeaseKeepAliveResponse response;
-  int64_t ttl = -1;
-  if (stream->Write(request) && stream->Read(&response)) ttl = response.ttl() > 0 ? response.ttl() : 0;
-  stream->WritesDone();
-  context.TryCancel();
-  stream->Finish().IgnoreError();
-  return ttl;
+  return testing::KeepAliveOnce(stub, id, 1.5, /*wait_for_ready=*/true);
 }
 
 std::string Token(int64_t token) { return absl::StrFormat("%020d", token); }

@@ -124,6 +124,21 @@ std::unique_ptr<rocksdb::Iterator> Engine::NewIterator() const {
   return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(rocksdb::ReadOptions()));
 }
 
+std::unique_ptr<rocksdb::Iterator> Engine::NewIterator(std::string_view upper_bound) const {
+  // ReadOptions only points at the bound: it lives on the heap and goes with the iterator.
+  struct Bound {
+    std::string key;
+    rocksdb::Slice slice;
+  };
+  auto* bound = new Bound{std::string(upper_bound), {}};
+  bound->slice = rocksdb::Slice(bound->key);
+  rocksdb::ReadOptions options;
+  options.iterate_upper_bound = &bound->slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options));
+  it->RegisterCleanup(+[](void* arg, void*) { delete static_cast<Bound*>(arg); }, bound, nullptr);
+  return it;
+}
+
 std::shared_ptr<const rocksdb::Snapshot> Engine::Pin() const {
   rocksdb::DB* db = db_.get();
   return std::shared_ptr<const rocksdb::Snapshot>(db->GetSnapshot(),

@@ -43,6 +43,10 @@ class Engine {
   // NotFound when absent.
   absl::StatusOr<std::string> Get(std::string_view key) const;
   std::unique_ptr<rocksdb::Iterator> NewIterator() const;
+  // An iterator that stops before `upper_bound`. Scans that end inside a key range must use it:
+  // without a bound, stepping past the range's last key makes RocksDB skip every deleted key that
+  // follows (revoked leases, compacted log entries) to find the next live one.
+  std::unique_ptr<rocksdb::Iterator> NewIterator(std::string_view upper_bound) const;
   // A consistent read view, released when the last copy goes: iterators made with it all see the
   // database as it was when it was pinned.
   std::shared_ptr<const rocksdb::Snapshot> Pin() const;

@@ -145,9 +145,8 @@ absl::Status MvccStore::History(int64_t from, int64_t to, std::string_view key, 
                                 bool with_prev_kv, std::vector<mvccpb::Event>* out) const {
   if (from < compacted_) return errors::Compacted();
   if (from > to) return absl::OkStatus();
-  auto it = engine_->NewIterator();
-  const std::string end_key = keys::Revision({to + 1, 0});
-  for (it->Seek(keys::Revision({from, 0})); it->Valid() && it->key().compare(end_key) < 0; it->Next()) {
+  auto it = engine_->NewIterator(keys::Revision({to + 1, 0}));
+  for (it->Seek(keys::Revision({from, 0})); it->Valid(); it->Next()) {
     rocksdb::Slice v = it->value();
     mvccpb::Event event;
     if (v.size() == 0 || !event.mutable_kv()->ParseFromArray(v.data() + 1, static_cast<int>(v.size() - 1))) {
@@ -206,7 +205,7 @@ absl::Status MvccStore::Restore(
     const std::function<void(const std::string& key, const KeyRecord&)>& on_live_key) {
   live_.clear();
   index_.clear();
-  auto it = engine_->NewIterator();
+  auto it = engine_->NewIterator(std::string(1, keys::kRevisionPrefix + 1));
   int64_t last_main = 1;
   for (it->Seek(std::string(1, keys::kRevisionPrefix)); it->Valid(); it->Next()) {
     rocksdb::Slice k = it->key();

@@ -68,7 +68,7 @@ absl::StatusOr<std::vector<raft::pb::Entry>> RaftLogStore::Entries(uint64_t lo, 
   if (hi > LastIndex() + 1) return raft::UnavailableError();
   std::vector<raft::pb::Entry> out;
   if (lo >= hi) return out;
-  auto it = engine_->NewIterator();
+  auto it = engine_->NewIterator(keys::LogEntry(hi));
   uint64_t bytes = 0;
   for (it->Seek(keys::LogEntry(lo)); it->Valid() && lo < hi; it->Next(), ++lo) {
     raft::pb::Entry entry;

@@ -36,7 +36,7 @@ class Node {
   }
   void ReportSnapshot(uint64_t to, bool success) { raft_->ReportSnapshot(to, success); }
   bool LeaseValid() const { return raft_->LeaseValid(); }
-  bool SoleVoterLeader() const { return raft_->SoleVoterLeader(); }
+  bool SoleMemberLeader() const { return raft_->SoleMemberLeader(); }
 
   bool HasReady() const;
   // Precondition: no Ready outstanding.

@@ -258,8 +258,8 @@ bool Raft::LeaseValid() const {
   return IsVoter(id_) && fresh >= QuorumSize(voters);
 }
 
-bool Raft::SoleVoterLeader() const {
-  return role_ == Role::kLeader && IsVoter(id_) && Voters().size() == 1 && CommittedInCurrentTerm();
+bool Raft::SoleMemberLeader() const {
+  return role_ == Role::kLeader && progress_.size() == 1 && IsVoter(id_) && CommittedInCurrentTerm();
 }
 
 // --- elections ----------------------------------------------------------------------------------

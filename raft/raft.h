@@ -94,9 +94,10 @@ class Raft {
   // way. Assumes all nodes' ticks run at the same rate and that nodes did not restart within the
   // last election timeout.
   bool LeaseValid() const;
-  // True on a leader that is the only voter and has committed an entry of its term: nobody else can
-  // commit anything, so its applied state answers a linearizable read without a ReadIndex round.
-  bool SoleVoterLeader() const;
+  // True on a leader that is the only member (no other voter, no learner) and has committed an
+  // entry of its term: nobody else can commit or apply anything, so its applied state answers a
+  // linearizable read without a ReadIndex round.
+  bool SoleMemberLeader() const;
 
   // Outgoing messages (flushes batched appends first).
   std::vector<pb::Message> TakeMessages();

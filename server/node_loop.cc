@@ -189,10 +189,12 @@ void NodeLoop::ProposeConfChange(raftpb::ConfChange change, StatusDone done) {
 }
 
 void NodeLoop::ReadBarrier(StatusDone done) {
-  // A sole voter's applied state already holds every acknowledged write (answers follow the apply):
-  // serve at once rather than wait a loop round, which may be busy syncing the next batch.
-  if (sole_voter_leader_.load(std::memory_order_acquire) &&
-      state_machine_->applied_index() >= committed_.load(std::memory_order_relaxed)) {
+  // A sole member answers a write, and publishes its events, only after applying it, so its applied
+  // state holds every write anyone has seen: serve at once rather than wait a loop round, which may
+  // be busy syncing the next batch. Entries in its log from before it led (acknowledged by an
+  // earlier leader, or before a restart) must be applied first: hence the floor.
+  if (sole_member_leader_.load(std::memory_order_acquire) &&
+      state_machine_->applied_index() >= sole_member_read_floor_.load(std::memory_order_acquire)) {
     return done(absl::OkStatus());
   }
   {
@@ -270,7 +272,11 @@ void NodeLoop::Run() {
       next_sweep = now + 100;
     }
     lease_valid_.store(node_->LeaseValid(), std::memory_order_relaxed);
-    sole_voter_leader_.store(node_->SoleVoterLeader(), std::memory_order_release);
+    const bool sole_member_leader = node_->SoleMemberLeader();
+    if (sole_member_leader && !sole_member_leader_.load(std::memory_order_relaxed)) {
+      sole_member_read_floor_.store(node_->raft().log().LastIndex(), std::memory_order_release);
+    }
+    sole_member_leader_.store(sole_member_leader, std::memory_order_release);
     lease_checked_ms_.store(SteadyMs(), std::memory_order_relaxed);
   }
 }
@@ -374,7 +380,12 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
       LogInfo("installed a snapshot from the leader", {{"index", std::to_string(rd.snapshot->metadata().index())},
                                                       {"revision", std::to_string(state_machine_->revision())}});
     }
-    if (!rd.messages.empty()) sender_->Send(std::move(rd.messages));
+    if (!rd.messages.empty()) {
+      // Someone else is now in the configuration and may apply what this member has not yet:
+      // reads take the ReadIndex path from here on (see ReadBarrier).
+      sole_member_leader_.store(false, std::memory_order_release);
+      sender_->Send(std::move(rd.messages));
+    }
 
     AppliedGroup group;
     if (rd.snapshot) {

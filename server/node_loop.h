@@ -196,7 +196,9 @@ class NodeLoop : public Proposer {
   std::atomic<uint64_t> leading_term_{0};  // see Proposer::leading_term
   std::atomic<uint64_t> committed_{0};
   std::atomic<bool> lease_valid_{false};
-  std::atomic<bool> sole_voter_leader_{false};  // see ReadBarrier
+  // See ReadBarrier. The floor is the last log index when this member became the sole member leader.
+  std::atomic<bool> sole_member_leader_{false};
+  std::atomic<uint64_t> sole_member_read_floor_{0};
   uint64_t new_leader_ = 0;  // loop thread only: a leader newly known this Ready; see ProcessReady
   // When the loop last computed lease_valid_ (steady clock, ms): a loop stalled for longer than two
   // ticks cannot vouch for its leadership, whatever it computed last.

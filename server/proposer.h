@@ -21,8 +21,9 @@ class Proposer {
   // gets etcd's Unavailable error: "no leader", "request timed out" or "server stopped".
   // Thread-safe.
   virtual void Propose(internalpb::InternalRequest entry, Done done) = 0;
-  // Calls `done` with OK once this member's state includes every write committed before the call
-  // (a linearizable read may then be served locally), or with one of the errors above.
+  // Calls `done` with OK once this member's state includes every write that any member answered,
+  // or published events of, before the call (a linearizable read may then be served locally), or
+  // with one of the errors above.
   virtual void ReadBarrier(std::function<void(absl::Status)> done) = 0;
   // Proposes a membership change (its context a MemberRecord with a change_id); `done` gets OK once
   // this member has applied it, "unhealthy cluster" while another change is still unapplied, or

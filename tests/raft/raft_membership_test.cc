@@ -145,5 +145,24 @@ TEST(MembershipTest, LearnerAcksDoNotConfirmReads) {
   EXPECT_EQ(c.state(1).read_states.size(), 1u);
 }
 
+// Only a leader alone in the configuration may serve reads from its applied state: a learner
+// applies entries on its own and its clients may see them first.
+TEST(MembershipTest, SoleMemberLeaderOnlyWhileAlone) {
+  testing::Cluster c({1});
+  c.Elect(1);
+  c.Deliver();
+  EXPECT_TRUE(c.raft(1).SoleMemberLeader());
+  c.AddNode(2, {1});
+  pb::ConfChange cc;
+  cc.set_type(pb::CONF_ADD_LEARNER);
+  cc.set_node_id(2);
+  ASSERT_TRUE(c.node(1).ProposeConfChange(cc).ok());
+  c.Deliver();
+  c.TickAll(2);
+  ASSERT_TRUE(c.raft(1).progress().at(2).is_learner);
+  EXPECT_FALSE(c.raft(1).SoleMemberLeader());
+  EXPECT_FALSE(c.raft(2).SoleMemberLeader());
+}
+
 }  // namespace
 }  // namespace leasehold::raft

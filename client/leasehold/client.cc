@@ -1,6 +1,6 @@
 #include "client/leasehold/client.h"
 
-#include <thread>
+#include <algorithm>
 
 #include "absl/synchronization/mutex.h"
 
@@ -48,10 +48,8 @@ void Client::PrepareContext(grpc::ClientContext* context) const {
 template <typename Response, typename Call>
 absl::StatusOr<Response> Client::Invoke(bool idempotent, Call call) {
   const absl::Time deadline = absl::Now() + options_.request_timeout;
-  // Each endpoint twice at most: a member that just lost its leader may have a new one a moment later.
-  const size_t attempts = 2 * endpoints_->size();
   grpc::Status status;
-  for (size_t attempt = 0; attempt < attempts; ++attempt) {
+  for (size_t attempt = 0;; ++attempt) {
     size_t index = 0;
     const Endpoint& endpoint = endpoints_->Current(&index);
     grpc::ClientContext context;
@@ -62,9 +60,12 @@ absl::StatusOr<Response> Client::Invoke(bool idempotent, Call call) {
     if (status.ok()) return response;
     if (RetryPolicy::ShouldFailover(status)) endpoints_->Failed(index);
     if (!RetryPolicy::MayResend(status, idempotent) || absl::Now() >= deadline) break;
-    if (attempt + 1 >= endpoints_->size()) {
-      // Every member was tried once: give the cluster a moment to elect or restart.
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if ((attempt + 1) % endpoints_->size() == 0) {
+      // Every member was tried: give the cluster up to 100 ms to elect a leader or restart, then
+      // go round again until the request's deadline (as etcd's clients do).
+      const absl::Time until = std::min(deadline, absl::Now() + absl::Milliseconds(100));
+      endpoints_->Current(&index).AwaitConnected(until);
+      absl::SleepFor(until - absl::Now());  // connected early: a leader may still be missing
     }
   }
   return FromGrpc(status);

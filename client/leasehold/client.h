@@ -6,7 +6,9 @@
 // Endpoints and failover: given several endpoints, the client uses one at a time and moves to the
 // next when a call finds the member unreachable or without a leader. Reads are then resent on the
 // next member; writes are resent only when they surely never reached the log (see RetryPolicy), so a
-// write that fails with UNAVAILABLE may or may not have been applied: its outcome is unknown.
+// write that fails with UNAVAILABLE may or may not have been applied: its outcome is unknown. A call
+// that may be resent goes round the members, pausing 100 ms after each round, until it succeeds or
+// its request timeout passes.
 //
 // Thread-safe: one Client may serve any number of threads.
 #pragma once

@@ -19,6 +19,14 @@ std::unique_ptr<Endpoint> MakeEndpoint(std::string target, std::shared_ptr<grpc:
 
 }  // namespace
 
+void Endpoint::AwaitConnected(absl::Time until) const {
+  while (absl::Now() < until) {
+    const grpc_connectivity_state state = channel->GetState(/*try_to_connect=*/true);
+    if (state == GRPC_CHANNEL_READY || state == GRPC_CHANNEL_SHUTDOWN) return;
+    if (!channel->WaitForStateChange(state, absl::ToChronoTime(until))) return;  // timed out
+  }
+}
+
 EndpointSet::EndpointSet(const std::vector<std::string>& targets) {
   for (const auto& t : targets) {
     std::string target(absl::StripPrefix(t, "http://"));

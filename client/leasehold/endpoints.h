@@ -11,6 +11,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
 
 namespace leasehold {
@@ -22,6 +23,12 @@ struct Endpoint {
   std::unique_ptr<etcdserverpb::Lease::Stub> lease;
   std::unique_ptr<etcdserverpb::Watch::Stub> watch;
   std::unique_ptr<etcdserverpb::Cluster::Stub> cluster;
+
+  // Waits until the channel is connected or `until`, whichever comes first, asking it to connect.
+  // Use it instead of sleeping before a retry: gRPC advances a connection attempt only while some
+  // thread waits on it, and a call on a channel that is backing off fails without waiting, so a
+  // client that only sleeps and retries can see every attempt time out half-made.
+  void AwaitConnected(absl::Time until) const;
 };
 
 class EndpointSet {

@@ -70,8 +70,16 @@ void Watch::Run() {
         status.error_code() == grpc::StatusCode::CANCELLED) {
       endpoints_->Failed(index);
     }
-    absl::MutexLock lock(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(&cancelled_), backoff);
+    // Back off before the next stream, meanwhile waiting on the next member's channel, which
+    // drives its reconnection (see Endpoint::AwaitConnected); in slices, so Cancel() is seen soon.
+    const Endpoint& next = endpoints_->Current(&index);
+    const absl::Time until = absl::Now() + backoff;
+    for (bool cancelled = false; !cancelled && absl::Now() < until;) {
+      const absl::Time slice = std::min(until, absl::Now() + absl::Milliseconds(50));
+      next.AwaitConnected(slice);
+      absl::MutexLock lock(&mu_);
+      cancelled = mu_.AwaitWithDeadline(absl::Condition(&cancelled_), slice);
+    }
     backoff = std::min(backoff * 2, absl::Seconds(1));
   }
   done_.Notify();

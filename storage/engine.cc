@@ -2,9 +2,11 @@
 
 #include <filesystem>
 
+#include "rocksdb/env.h"
 #include "rocksdb/options.h"
 #include "rocksdb/table.h"
 #include "rocksdb/filter_policy.h"
+#include "storage/wal_file_system.h"
 
 namespace leasehold::storage {
 namespace {
@@ -64,6 +66,9 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir) {
   }
   rocksdb::Options options;
   options.create_if_missing = true;
+  auto file_system = std::make_shared<WalFileSystem>(rocksdb::FileSystem::Default());
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
+  options.env = env.get();
   options.paranoid_checks = true;
   options.IncreaseParallelism(2);
   options.max_background_jobs = 2;
@@ -73,7 +78,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir) {
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
   if (!s.ok()) return FromRocks(s);
-  auto engine = std::unique_ptr<Engine>(new Engine(std::unique_ptr<rocksdb::DB>(raw), dir));
+  auto engine = std::unique_ptr<Engine>(
+      new Engine(std::move(file_system), std::move(env), std::unique_ptr<rocksdb::DB>(raw), dir));
 
   auto marker = engine->Get(keys::Meta("format"));
   if (marker.ok()) {
@@ -165,7 +171,10 @@ int64_t Engine::ApproximateSize() const {
   db_->GetIntProperty("rocksdb.cur-size-all-mem-tables", &mem);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
-    if (entry.path().extension() == ".log") wal += entry.file_size(ec);
+    if (entry.path().extension() != ".log") continue;
+    // The open log is preallocated: count what it holds, not its size.
+    std::optional<uint64_t> held = file_system_->OpenLogBytes(entry.path().filename().string());
+    wal += held ? *held : entry.file_size(ec);
   }
   return static_cast<int64_t>(sst + wal);
 }

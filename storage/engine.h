@@ -33,6 +33,8 @@ inline constexpr char kLeasePrefix = 'l';
 inline constexpr char kLogPrefix = 'w';
 }  // namespace keys
 
+class WalFileSystem;
+
 class Engine {
  public:
   // Opens (creating if absent) the database in `dir`. Fails with FailedPrecondition when the folder
@@ -61,8 +63,12 @@ class Engine {
   static void PutMetaU64(rocksdb::WriteBatch* batch, std::string_view name, uint64_t value);
 
  private:
-  explicit Engine(std::unique_ptr<rocksdb::DB> db, std::string dir)
-      : db_(std::move(db)), dir_(std::move(dir)) {}
+  Engine(std::shared_ptr<WalFileSystem> file_system, std::unique_ptr<rocksdb::Env> env,
+         std::unique_ptr<rocksdb::DB> db, std::string dir)
+      : file_system_(std::move(file_system)), env_(std::move(env)), db_(std::move(db)), dir_(std::move(dir)) {}
+  // The database goes first: it uses both.
+  std::shared_ptr<WalFileSystem> file_system_;
+  std::unique_ptr<rocksdb::Env> env_;
   std::unique_ptr<rocksdb::DB> db_;
   std::string dir_;
 };

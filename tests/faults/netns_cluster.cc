@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -185,8 +186,33 @@ absl::Status NetnsCluster::HealNetwork() {
   return result;
 }
 
+namespace {
+
+// Where the written part of a log ends: RocksDB preallocates logs, so the file's size is larger and
+// the rest reads as zeros. A record never ends in a zero byte run that long, so the last non-zero
+// byte marks the end (to within the zeros a record itself may end with, which only makes the
+// nemesis drop slightly less).
+uint64_t WrittenEnd(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  file.seekg(0, std::ios::end);
+  uint64_t end = static_cast<uint64_t>(file.tellg());
+  std::vector<char> chunk(1 << 20);
+  while (end > 0) {
+    const uint64_t start = end > chunk.size() ? end - chunk.size() : 0;
+    file.seekg(static_cast<std::streamoff>(start));
+    file.read(chunk.data(), static_cast<std::streamsize>(end - start));
+    for (uint64_t i = end - start; i > 0; --i) {
+      if (chunk[i - 1] != 0) return start + i;
+    }
+    end = start;
+  }
+  return 0;
+}
+
+}  // namespace
+
 int64_t NetnsCluster::DropUnsyncedTail(int i, uint64_t seed) {
-  // The preload appends "path size" each time a file is synced; the last line per path wins.
+  // The preload appends "path offset" each time a file is synced; the last line per path wins.
   std::map<std::string, uint64_t> synced;
   std::ifstream in(data_dir(i) + ".synced");
   std::string line;
@@ -200,12 +226,15 @@ int64_t NetnsCluster::DropUnsyncedTail(int i, uint64_t seed) {
   for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir(i), ec)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".log") continue;
     auto it = synced.find(entry.path().string());
-    const uint64_t size = entry.file_size();
-    const uint64_t floor = it == synced.end() ? 0 : std::min(it->second, size);
-    if (it == synced.end() || floor == size) continue;  // never synced: RocksDB has not relied on it
-    const uint64_t keep = floor + rng() % (size - floor + 1);
+    if (it == synced.end()) continue;  // never synced: RocksDB has not relied on it
+    const uint64_t written = WrittenEnd(entry.path().string());
+    const uint64_t floor = std::min(it->second, written);
+    if (floor == written) continue;
+    const uint64_t keep = floor + rng() % (written - floor + 1);
+    // Everything past `keep` goes, the preallocated zeros included, as a lost page cache would
+    // leave a file whose size was never synced either.
     std::filesystem::resize_file(entry.path(), keep, ec);
-    if (!ec) dropped += static_cast<int64_t>(size - keep);
+    if (!ec) dropped += static_cast<int64_t>(written - keep);
   }
   std::filesystem::remove(data_dir(i) + ".synced", ec);
   return dropped;

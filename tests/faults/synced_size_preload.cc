@@ -1,8 +1,9 @@
 // LD_PRELOAD for members under fault injection: after each successful fsync/fdatasync of a
-// write-ahead log (*.log), appends "path size" to $LEASEHOLD_SYNCED_LOG. The nemesis then knows,
-// for a killed member, which tail of each log was never synced and may drop it, as a machine
-// losing its page cache would. The size is read after the sync returns, so it never claims less
-// than was synced.
+// write-ahead log (*.log), appends "path offset" to $LEASEHOLD_SYNCED_LOG, the offset being where
+// the log's next write goes (RocksDB appends with write(), and preallocates the file beyond that
+// point, so the file's size says nothing). The nemesis then knows, for a killed member, which tail
+// of each log was never synced and may drop it, as a machine losing its page cache would. The
+// offset is read after the sync returns, so it never claims less than was synced.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,7 +26,12 @@ void record_synced(int fd) {
   if (strcmp(path + n - 4, ".log") != 0) return;
   const int out = open(out_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (out < 0) return;
-  dprintf(out, "%s %lld\n", path, static_cast<long long>(st.st_size));
+  const off_t written = lseek(fd, 0, SEEK_CUR);
+  if (written < 0) {
+    close(out);
+    return;
+  }
+  dprintf(out, "%s %lld\n", path, static_cast<long long>(written));
   close(out);
 }
 

@@ -124,17 +124,22 @@ TEST(MembershipTest, LearnerReplicatesWithoutVotingThenPromoted) {
 namespace leasehold::raft {
 namespace {
 
-TEST(MembershipTest, LearnerAcksDoNotConfirmReads) {
-  testing::Cluster c({1, 2, 3});
-  c.Elect(1);
-  c.AddNode(4, {1, 2, 3});
+// Adds `id` as a learner through leader 1 and lets the change apply.
+void AddLearner(testing::Cluster& c, uint64_t id, const std::vector<uint64_t>& peers) {
+  c.AddNode(id, peers);
   pb::ConfChange cc;
   cc.set_type(pb::CONF_ADD_LEARNER);
-  cc.set_node_id(4);
+  cc.set_node_id(id);
   ASSERT_TRUE(c.node(1).ProposeConfChange(cc).ok());
   c.Deliver();
   c.TickAll(2);
-  ASSERT_TRUE(c.raft(1).progress().at(4).is_learner);
+  ASSERT_TRUE(c.raft(1).progress().at(id).is_learner);
+}
+
+TEST(MembershipTest, LearnerAcksDoNotConfirmReads) {
+  testing::Cluster c({1, 2, 3});
+  c.Elect(1);
+  AddLearner(c, 4, {1, 2, 3});
   c.Isolate(2);
   c.Isolate(3);
   ASSERT_TRUE(c.node(1).ReadIndex("needs-voters").ok());
@@ -152,14 +157,7 @@ TEST(MembershipTest, SoleMemberLeaderOnlyWhileAlone) {
   c.Elect(1);
   c.Deliver();
   EXPECT_TRUE(c.raft(1).SoleMemberLeader());
-  c.AddNode(2, {1});
-  pb::ConfChange cc;
-  cc.set_type(pb::CONF_ADD_LEARNER);
-  cc.set_node_id(2);
-  ASSERT_TRUE(c.node(1).ProposeConfChange(cc).ok());
-  c.Deliver();
-  c.TickAll(2);
-  ASSERT_TRUE(c.raft(1).progress().at(2).is_learner);
+  AddLearner(c, 2, {1});
   EXPECT_FALSE(c.raft(1).SoleMemberLeader());
   EXPECT_FALSE(c.raft(2).SoleMemberLeader());
 }

@@ -51,4 +51,10 @@ cluster_start() { # n
   if [ -z "$(leader_index)" ]; then
     echo "cluster elected no leader; logs:"; tail -n 20 "$E2E_DIR"/m*.log; exit 1
   fi
+  # A leader needs only a majority: make sure every member serves, or say which did not and why.
+  for i in $(seq 1 "$CLUSTER_N"); do
+    for _ in $(seq 1 50); do ctl_at "$i" endpoint status >/dev/null 2>&1 && continue 2; sleep 0.2; done
+    echo "member $i does not serve ($(kill -0 "${CPID[$i]}" 2>/dev/null && echo running || echo exited)); its log:"
+    tail -n 20 "$E2E_DIR/m$i.log"; exit 1
+  done
 }

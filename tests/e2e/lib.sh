@@ -9,7 +9,33 @@ E2E_FAILED=0
 SERVER_PID=""
 trap 'e2e_stop_server; rm -rf "$E2E_DIR"' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# A port to listen on: below the kernel's ephemeral range (32768 and up), where the source port of
+# some outgoing connection could take it before the server binds it, and never one this test has
+# handed out already (recorded in $E2E_DIR/ports).
+free_port() {
+  python3 - "$E2E_DIR/ports" <<'PY'
+import random, socket, sys
+path = sys.argv[1]
+try:
+    used = set(open(path).read().split())
+except FileNotFoundError:
+    used = set()
+while True:
+    port = random.randint(20000, 32000)
+    if str(port) in used:
+        continue
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    open(path, "a").write(f"{port}\n")
+    print(port)
+    break
+PY
+}
 
 PORT=$(free_port)
 PEER_PORT=$(free_port)

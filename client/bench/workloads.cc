@@ -228,7 +228,9 @@ Report TxnLockLoad(const Options& o, Connections& c) {
           if (resp.kvs_size() == 0) return acquired(grpc::Status::OK);
           etcdserverpb::WatchCreateRequest create;
           create.set_key(resp.kvs(0).key());
-          create.set_start_revision(resp.header().revision() + 1);
+          // From the read's own revision, as etcd's waitDelete does (etcd then serves the watcher from
+          // its unsynced group).
+          create.set_start_revision(resp.header().revision());
           watchers[static_cast<size_t>(client)]->Watch(
               create, [&, client, prefix, my_rev, acquired](const etcdserverpb::WatchResponse& w) {
                 for (const auto& e : w.events()) {

@@ -1,6 +1,8 @@
 #include "server/metrics.h"
 #include "server/node_loop.h"
 
+#include <sched.h>
+
 #include <chrono>
 #include <cstdlib>
 
@@ -233,11 +235,30 @@ void NodeLoop::ReportSnapshot(uint64_t to, bool delivered) {
   if (!stopping_) inbox_.snapshot_reports.emplace_back(to, delivered);
 }
 
+void NodeLoop::PollInbox(absl::Duration window) {
+  const absl::Time until = absl::Now() + window;
+  while (absl::Now() < until) {
+    if (mu_.TryLock()) {
+      const bool ready = stopping_ || !inbox_.empty();
+      mu_.Unlock();
+      if (ready) return;
+    }
+    sched_yield();  // to any thread that has work on this core
+  }
+}
+
 void NodeLoop::Run() {
+  // After a round with work, the loop polls its inbox for a while before it sleeps. Waking a
+  // sleeping thread costs tens of microseconds on a virtual machine, and a busy server's next
+  // request is usually that close: 16 clients handing one lock over went from about 1,300 to
+  // 1,500 cycles/s. An idle server sleeps at once, as before.
+  constexpr absl::Duration kBusyPollWindow = absl::Microseconds(500);
   int64_t next_tick = SteadyMs() + options_.tick_ms;
   int64_t next_sweep = SteadyMs() + 100;
   Inbox inbox;
+  bool busy = false;
   while (true) {
+    if (busy) PollInbox(kBusyPollWindow);
     {
       absl::MutexLock lock(&mu_);
       const absl::Time deadline = absl::Now() + absl::Milliseconds(std::max<int64_t>(0, next_tick - SteadyMs()));
@@ -247,6 +268,7 @@ void NodeLoop::Run() {
               this),
           deadline);
       if (stopping_) return;
+      busy = !inbox_.empty();
       std::swap(inbox, inbox_);
     }
     int64_t now = SteadyMs();

@@ -62,11 +62,6 @@ void SetDeadline(grpc::ClientContext* context, double seconds) {
                         std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6)));
 }
 
-// One renewal on a fresh stream, as etcdctl's keep-alive --once (see keep_alive_once.h).
-int64_t KeepAliveOnce(etcdserverpb::Lease::Stub* stub, int64_t id) {
-  return leasehold::testing::KeepAliveOnce(stub, id, 1.0, /*wait_for_ready=*/false);
-}
-
 // TimeToLive's remaining TTL: -1 when the lease no longer exists, -2 when no member answered.
 int64_t TimeToLive(Cluster& cluster, size_t start, int64_t id) {
   for (size_t attempt = 0; attempt < cluster.size() * 3; ++attempt) {
@@ -201,7 +196,8 @@ int main(int argc, char** argv) {
           continue;
         }
         const double sent = since_start();
-        const int64_t ttl = KeepAliveOnce(cluster.lease(endpoint), keeper.id);
+        const int64_t ttl = leasehold::testing::KeepAliveOnce(cluster.lease(endpoint), keeper.id, 1.0,
+                                                              /*wait_for_ready=*/false);
         if (ttl > 0) {
           keeper.last_ack_sent = sent;
           keeper.last_ack_ttl = ttl;

@@ -15,6 +15,7 @@ void LeaseCollection::Grant(int64_t id, int64_t ttl_seconds, int64_t deadline_ms
   lease.ttl_seconds = ttl_seconds;
   lease.deadline_ms = deadline_ms;
   if (primary_) expiry_.Upsert(id, deadline_ms);
+  expired_.erase(id);
 }
 
 std::vector<std::string> LeaseCollection::Revoke(int64_t id) {
@@ -26,6 +27,7 @@ std::vector<std::string> LeaseCollection::Revoke(int64_t id) {
   lease_map_.erase(it);
   expiry_.Remove(id);
   renewed_.erase(id);
+  expired_.erase(id);
   return keys;
 }
 
@@ -71,6 +73,7 @@ void LeaseCollection::Clear() {
   primary_ = false;
   expiry_.Clear();
   renewed_.clear();
+  expired_.clear();
 }
 
 void LeaseCollection::Promote(int64_t extend_ms, int64_t now_ms) {
@@ -78,6 +81,7 @@ void LeaseCollection::Promote(int64_t extend_ms, int64_t now_ms) {
   primary_ = true;
   expiry_.Clear();
   renewed_.clear();
+  expired_.clear();
   for (const auto& [id, lease] : lease_map_) {
     const int64_t deadline_ms = lease.deadline_ms != 0 ? lease.deadline_ms : now_ms + lease.ttl_seconds * 1000;
     expiry_.Upsert(id, deadline_ms + extend_ms);
@@ -89,6 +93,7 @@ void LeaseCollection::Demote() {
   primary_ = false;
   expiry_.Clear();
   renewed_.clear();
+  expired_.clear();
 }
 
 bool LeaseCollection::is_primary() const {
@@ -98,6 +103,7 @@ bool LeaseCollection::is_primary() const {
 
 int64_t LeaseCollection::ExpiryLocked(int64_t id, const Lease& lease) const {
   if (primary_) {
+    if (auto it = expired_.find(id); it != expired_.end()) return it->second;
     if (auto expiry = expiry_.ExpiryOf(id)) return *expiry;
   }
   return lease.deadline_ms;
@@ -118,9 +124,12 @@ std::vector<int64_t> LeaseCollection::PopExpired(int64_t now_ms, size_t max_coun
   absl::MutexLock lock(&mu_);
   std::vector<int64_t> expired;
   while (expired.size() < max_count && !expiry_.empty() && expiry_.Top().expiry_ms <= now_ms) {
-    int64_t id = expiry_.Top().id;
-    expired.push_back(id);
-    expiry_.Upsert(id, now_ms + retry_ms);
+    const ExpiryQueue::Item top = expiry_.Top();
+    expired.push_back(top.id);
+    // Popped again (a retry) it keeps the expiry it first had.
+    expired_.try_emplace(top.id, top.expiry_ms);
+    renewed_.erase(top.id);
+    expiry_.Upsert(top.id, now_ms + retry_ms);
   }
   return expired;
 }

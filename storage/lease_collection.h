@@ -71,7 +71,8 @@ class LeaseCollection {
   // new leader would honour), read under the same lock.
   int64_t Renew(int64_t id, int64_t now_ms, int64_t* replicated_deadline_ms = nullptr);
   // Pops up to `max_count` leases whose expiry has passed and re-queues each at now + `retry_ms`,
-  // so a revocation that fails to commit is tried again.
+  // so a revocation that fails to commit is tried again. A popped lease stays expired (Renew and
+  // Lookup see its own expiry, not the retry time) until it is revoked.
   std::vector<int64_t> PopExpired(int64_t now_ms, size_t max_count, int64_t retry_ms);
   // Remaining time of every lease renewed since the last call, for a checkpoint entry.
   std::vector<std::pair<int64_t, int64_t>> TakeCheckpoints(int64_t now_ms);
@@ -96,6 +97,9 @@ class LeaseCollection {
   bool primary_ ABSL_GUARDED_BY(mu_) = false;
   // Invariant: empty unless primary_; then it holds exactly the ids of lease_map_.
   ExpiryQueue expiry_ ABSL_GUARDED_BY(mu_);
+  // Leases popped by PopExpired and not yet revoked, with the expiry they had: their place in
+  // expiry_ is only when to try revoking them again. Primary only, as expiry_.
+  absl::flat_hash_map<int64_t, int64_t> expired_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<int64_t> renewed_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -52,6 +52,26 @@ TEST(LeaseCollectionTest, ExpiredLeaseCannotBeRenewed) {
   EXPECT_EQ(leases.Renew(99, 0), 0);
 }
 
+TEST(LeaseCollectionTest, LeasePoppedForRevocationStaysExpiredUntilRevoked) {
+  LeaseCollection leases;
+  leases.Promote(0, /*now_ms=*/0);
+  leases.Grant(1, 10, 10'000);
+  leases.Renew(1, 1'000);  // due at 11'000
+  ASSERT_EQ(leases.PopExpired(12'000, 10, 7'000), (std::vector<int64_t>{1}));
+  // Its revocation is on its way: a keep-alive meanwhile must not bring it back (etcd answers such
+  // a keep-alive only once the revoke is done), nor may its time to live read as the retry delay.
+  EXPECT_EQ(leases.Renew(1, 12'500), 0);
+  auto ttl = leases.Lookup(1, 13'000, false);
+  ASSERT_TRUE(ttl.has_value());
+  EXPECT_EQ(ttl->remaining_seconds, -2);  // as etcd's TTL: seconds since expiry, truncated, negative
+  // Nor does a checkpoint carry the retry delay to the next leader as time left.
+  EXPECT_TRUE(leases.TakeCheckpoints(13'000).empty());
+  // The revocation is retried after the delay if it did not happen.
+  EXPECT_EQ(leases.PopExpired(19'000, 10, 7'000), (std::vector<int64_t>{1}));
+  leases.Revoke(1);
+  EXPECT_FALSE(leases.Lookup(1, 19'000, false).has_value());
+}
+
 TEST(LeaseCollectionTest, PromoteGivesLeasesWithoutDeadlineTheirFullTtl) {
   LeaseCollection leases;
   leases.Grant(1, 30, /*deadline_ms=*/0);  // as restored from a backup

@@ -218,7 +218,7 @@ int Serve(const Flags& flags) {
     return Fail("bad --listen-client-urls", st);
   }
   // etcd accepts requests up to --max-request-bytes plus gRPC's framing overhead.
-  builder.SetMaxReceiveMessageSize(static_cast<int>(flags.max_request_bytes + 512 * 1024));
+  builder.SetMaxReceiveMessageSize(static_cast<int>(flags.max_request_bytes + kGrpcOverheadBytes));
   builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
   // etcd's clients ping idle connections every 10 s; gRPC C++ would answer with GOAWAY after two
   // pings under its 5-minute default. Accept pings as etcd does.

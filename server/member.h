@@ -22,6 +22,10 @@ namespace leasehold::server {
 
 class LeaseCheckpointer;
 
+// What etcd allows over --max-request-bytes for gRPC's own framing: the most a client may send, and
+// the size past which a watch response that accepts fragments is split.
+inline constexpr int64_t kGrpcOverheadBytes = 512 * 1024;
+
 struct MemberConfig {
   std::string name = "default";
   uint64_t cluster_id = 0;

@@ -36,10 +36,33 @@ bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events) {
   if (!w.spec.prev_kv) {
     for (auto& e : events) e.clear_prev_kv();
   }
-  const int64_t last = events.back().kv().mod_revision();
-  if (!w.sink->Deliver(w.spec, std::move(events), published_revision_)) return false;
-  w.next_revision = last + 1;
-  w.idle = false;
+  // At most kMaxRevisionsPerResponse revisions per response, as etcd sends a watcher catching up
+  // from history: a client with a receive limit (gRPC's default is 4 MiB) can follow a long
+  // history. A revision is never split.
+  size_t begin = 0;
+  while (begin < events.size()) {
+    size_t end = begin;
+    int revisions = 0;
+    for (int64_t rev = 0; end < events.size(); ++end) {
+      if (events[end].kv().mod_revision() != rev) {
+        if (revisions == kMaxRevisionsPerResponse) break;
+        rev = events[end].kv().mod_revision();
+        ++revisions;
+      }
+    }
+    const int64_t last = events[end - 1].kv().mod_revision();
+    std::vector<mvccpb::Event> chunk;
+    if (begin == 0 && end == events.size()) {
+      chunk = std::move(events);
+    } else {
+      chunk.assign(std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(begin)),
+                   std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(end)));
+    }
+    if (!w.sink->Deliver(w.spec, std::move(chunk), published_revision_)) return false;
+    w.next_revision = last + 1;
+    w.idle = false;
+    begin = end;
+  }
   return true;
 }
 

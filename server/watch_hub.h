@@ -88,9 +88,12 @@ class WatchHub {
     bool lagging = false;
     bool idle = true;  // no event sent since the last progress notification
   };
+  static constexpr int kMaxRevisionsPerResponse = 1000;  // etcd's watchBatchMaxRevs
   bool Matches(const Watcher& w, const mvccpb::Event& event) const;
   // Delivers history [w.next_revision, published_revision_] to `w`. False when the sink is full.
   bool ReplayLocked(Watcher& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Delivers `events` (ascending) to `w` in responses of at most kMaxRevisionsPerResponse
+  // revisions. False when the sink refused one; what went before it counts as delivered.
   bool SendLocked(Watcher& w, std::vector<mvccpb::Event> events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Replays the lagging watchers of one sink (dropping those whose history was compacted).
   void CatchUpLocked(WatchSink* sink, absl::flat_hash_map<int64_t, Watcher>& watchers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

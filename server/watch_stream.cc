@@ -1,5 +1,7 @@
 #include "server/watch_stream.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 namespace leasehold::server {
 
 WatchStream::WatchStream(Member* member, WatchHub* hub, bool require_leader, std::string auth_token)
@@ -48,18 +50,26 @@ void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
   int64_t id = create.watch_id();
   if (!CheckPermitted(create).ok()) {
     // etcd 3.4 gives one reason whatever went wrong (no token, a bad one, no permission): its gRPC
-    // error's text.
+    // error's text, with the watch id as asked.
     return RefuseCreate(id, "rpc error: code = PermissionDenied desc = etcdserver: permission denied");
   }
-  if (id != 0 && ids_.contains(id)) return RefuseCreate(id, "mvcc: duplicate watch ID provided on the WatchStream");
+  // An empty key is the smallest key, "\0", as etcd reads it.
+  const std::string key = create.key().empty() ? std::string(1, '\0') : create.key();
+  // A range that selects nothing (ending at or before its key; "\0" means "every key from key on")
+  // and a watch id in use are refused before an id is given out, with watch id -1, as etcd does.
+  const std::string& range_end = create.range_end();
+  if (!range_end.empty() && range_end != std::string_view("\0", 1) && key >= range_end) {
+    return RefuseCreate(-1, "mvcc: watcher range is empty");
+  }
+  if (id != 0 && ids_.contains(id)) return RefuseCreate(-1, "mvcc: duplicate watch ID provided on the WatchStream");
   if (id == 0) {
     while (ids_.contains(next_id_)) ++next_id_;
     id = next_id_++;
   }
   WatchSpec spec;
   spec.watch_id = id;
-  spec.key = create.key();
-  spec.range_end = create.range_end();
+  spec.key = key;
+  spec.range_end = range_end;
   spec.start_revision = create.start_revision();
   spec.prev_kv = create.prev_kv();
   spec.progress_notify = create.progress_notify();
@@ -78,10 +88,7 @@ void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
   int64_t current = 0, compact = 0;
   absl::Status st = hub_->Add(this, spec, &current, &compact);
   if (!st.ok()) {
-    etcdserverpb::WatchResponse response = Response(id, current);
-    response.set_canceled(true);
-    response.set_compact_revision(compact);
-    Enqueue(std::move(response));
+    Enqueue(CompactedResponse(id, compact));
     return;
   }
   ids_.insert(id);
@@ -112,22 +119,31 @@ bool WatchStream::Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> even
   }
   etcdserverpb::WatchResponse response = Response(spec.watch_id, revision);
   for (auto& e : events) *response.add_events() = std::move(e);
-  const size_t limit = static_cast<size_t>(member_->config().max_request_bytes);
-  if (!spec.fragment || response.ByteSizeLong() <= limit) {
+  const size_t limit = static_cast<size_t>(member_->config().max_request_bytes + kGrpcOverheadBytes);
+  if (!spec.fragment || response.events_size() < 2 || response.ByteSizeLong() < limit) {
     EnqueueLocked(std::move(response));
     return true;
   }
-  // etcd's fragmentation: pieces of at most `limit` bytes (at least one event each), all but the
-  // last marked as fragments; the client joins them into one response.
+  // etcd's fragmentation: each piece takes events while it stays under `limit` (at least one
+  // event), all but the last marked as fragments; the client joins them into one response.
   etcdserverpb::WatchResponse piece = Response(spec.watch_id, revision);
+  piece.set_fragment(true);
+  const size_t empty_size = piece.ByteSizeLong();
+  size_t size = empty_size;
   for (auto& e : *response.mutable_events()) {
-    if (piece.events_size() > 0 && piece.ByteSizeLong() + e.ByteSizeLong() > limit) {
-      piece.set_fragment(true);
+    const size_t event_size = e.ByteSizeLong();
+    // Field tag, length and the event itself, as the event adds them to the response.
+    const size_t added = 1 + google::protobuf::io::CodedOutputStream::VarintSize64(event_size) + event_size;
+    if (piece.events_size() > 0 && size + added >= limit) {
       EnqueueLocked(std::move(piece));
       piece = Response(spec.watch_id, revision);
+      piece.set_fragment(true);
+      size = empty_size;
     }
     *piece.add_events() = std::move(e);
+    size += added;
   }
+  piece.set_fragment(false);
   EnqueueLocked(std::move(piece));
   return true;
 }
@@ -140,10 +156,16 @@ void WatchStream::Progress(int64_t watch_id, int64_t revision) {
 
 void WatchStream::Compacted(int64_t watch_id, int64_t compact_revision) {
   absl::MutexLock lock(&mu_);
-  etcdserverpb::WatchResponse response = Response(watch_id, compact_revision);
+  EnqueueLocked(CompactedResponse(watch_id, compact_revision));
+}
+
+etcdserverpb::WatchResponse WatchStream::CompactedResponse(int64_t watch_id, int64_t compact_revision) const {
+  etcdserverpb::WatchResponse response = Response(watch_id, 0);
+  // etcd's cancel for a compacted watcher names no revision in its header.
+  response.mutable_header()->set_revision(0);
   response.set_canceled(true);
   response.set_compact_revision(compact_revision);
-  EnqueueLocked(std::move(response));
+  return response;
 }
 
 void WatchStream::Enqueue(etcdserverpb::WatchResponse response) {

@@ -50,6 +50,8 @@ class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequ
   void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   etcdserverpb::WatchResponse Response(int64_t watch_id, int64_t revision) const;
+  // The watcher is cancelled: what it still had to see was compacted away.
+  etcdserverpb::WatchResponse CompactedResponse(int64_t watch_id, int64_t compact_revision) const;
 
   Member* const member_;
   WatchHub* const hub_;

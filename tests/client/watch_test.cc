@@ -1,6 +1,7 @@
 // leasehold::Client's KV, endpoint failover and Watch (resume, fragments, progress) against a real
 // server.
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -112,11 +113,18 @@ TEST(ClientTest, WatchResumesAfterTheServerRestartsWithoutGapOrRepeat) {
 }
 
 TEST(ClientTest, LargeResponsesArriveInFragmentsAndAreJoined) {
-  TestServer server({"--max-request-bytes=4096"});
+  // etcd fragments a response once it reaches --max-request-bytes plus its 512 KiB allowance for
+  // gRPC's framing.
+  constexpr size_t kMaxRequestBytes = 65536;
+  constexpr size_t kLimit = kMaxRequestBytes + 512 * 1024;
+  constexpr size_t kValueBytes = 60000;
+  TestServer server({"--max-request-bytes=" + std::to_string(kMaxRequestBytes)});
   auto client = Connect({server.endpoint()});
   // A raw stream first, to see the fragments themselves.
   auto stub = etcdserverpb::Watch::NewStub(grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
+  // A server that misbehaves fails the test rather than leaving a read waiting forever.
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
   auto stream = stub->Watch(&context);
   etcdserverpb::WatchRequest create;
   create.mutable_create_request()->set_key("f/");
@@ -131,31 +139,37 @@ TEST(ClientTest, LargeResponsesArriveInFragmentsAndAreJoined) {
   auto watch = client->StartWatch(create.create_request(), [&joined](const auto& r) { joined.Add(r); });
   ASSERT_TRUE(joined.WaitFor([](const auto& r) { return r.created(); }, absl::Seconds(5)));
 
-  // One revision with 10 deletes, each carrying a 1000-byte previous value: about 10 KB of events,
-  // more than 4096 bytes (each put alone fits).
+  // One revision with 12 deletes, each carrying a 60,000-byte previous value: about 720 KB of
+  // events, past the limit (each put alone is well under it).
+  constexpr int kKeys = 12;
   auto lease = client->LeaseGrant(60);
   ASSERT_TRUE(lease.ok());
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(client->Put("f/" + std::to_string(i), std::string(1000, 'x'), lease->id()).ok());
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_TRUE(client->Put("f/" + std::to_string(i), std::string(kValueBytes, 'x'), lease->id()).ok());
+  }
+  for (int i = 0; i < kKeys; ++i) {
     ASSERT_TRUE(stream->Read(&response));
     ASSERT_EQ(response.events_size(), 1);
+    EXPECT_FALSE(response.fragment());
   }
-  ASSERT_TRUE(joined.WaitEvents(10).size() == 10);
+  ASSERT_TRUE(joined.WaitEvents(kKeys).size() == kKeys);
   ASSERT_TRUE(client->LeaseRevoke(lease->id()).ok());
   int pieces = 0, events = 0;
   do {
     ASSERT_TRUE(stream->Read(&response));
     ++pieces;
     events += response.events_size();
-    EXPECT_LE(response.ByteSizeLong(), 4096u + 1100u);
+    // Under the limit, but for the event that took it there.
+    EXPECT_LT(response.ByteSizeLong(), kLimit + kValueBytes + 100);
+    if (response.fragment()) EXPECT_GE(response.ByteSizeLong() + 2 * kValueBytes, kLimit);
   } while (response.fragment());
-  EXPECT_GE(pieces, 3);
-  EXPECT_EQ(events, 10);
-  auto got = joined.WaitEvents(20);
-  EXPECT_EQ(got.size(), 20u);
+  EXPECT_EQ(pieces, 2);
+  EXPECT_EQ(events, kKeys);
+  auto got = joined.WaitEvents(2 * kKeys);
+  EXPECT_EQ(got.size(), 2u * kKeys);
   auto responses = joined.responses();
   ASSERT_FALSE(responses.empty());
-  EXPECT_EQ(responses.back().events_size(), 10) << "the client library joins fragments into one response";
+  EXPECT_EQ(responses.back().events_size(), kKeys) << "the client library joins fragments into one response";
   for (const auto& r : responses) EXPECT_FALSE(r.fragment());
   context.TryCancel();
 }
@@ -204,6 +218,90 @@ TEST(ClientTest, ACompactedStartRevisionEndsTheWatchAsEtcdReportsIt) {
   ASSERT_FALSE(responses.empty());
   EXPECT_TRUE(responses.back().canceled());
   EXPECT_EQ(responses.back().compact_revision(), first->header().revision() + 2);
+  EXPECT_EQ(responses.back().header().revision(), 0) << "etcd's compaction cancel names no revision";
+}
+
+// What etcd does with create requests it cannot or will not serve as they are.
+TEST(ClientTest, CreateRequestsAreRefusedOrReadAsEtcdDoes) {
+  TestServer server;
+  auto stub = etcdserverpb::Watch::NewStub(grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  // A server that misbehaves fails the test rather than leaving a read waiting forever.
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  auto stream = stub->Watch(&context);
+  auto create = [&stream](const std::string& key, const std::string& range_end, int64_t watch_id) {
+    etcdserverpb::WatchRequest request;
+    request.mutable_create_request()->set_key(key);
+    request.mutable_create_request()->set_range_end(range_end);
+    request.mutable_create_request()->set_watch_id(watch_id);
+    return stream->Write(request);
+  };
+  etcdserverpb::WatchResponse response;
+  // A range that selects nothing: refused as watch -1, and no id is used up.
+  ASSERT_TRUE(create("z", "b", 0));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_TRUE(response.created());
+  EXPECT_TRUE(response.canceled());
+  EXPECT_EQ(response.watch_id(), -1);
+  EXPECT_EQ(response.cancel_reason(), "mvcc: watcher range is empty");
+  // "\0" as range end is "every key from this one on", not an empty range.
+  ASSERT_TRUE(create("z", std::string(1, '\0'), 0));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_FALSE(response.canceled());
+  EXPECT_EQ(response.watch_id(), 0);
+  // A watch id in use: refused as watch -1, so the live watcher is not taken for cancelled.
+  ASSERT_TRUE(create("q", "", 5));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.watch_id(), 5);
+  ASSERT_TRUE(create("q", "", 5));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_TRUE(response.canceled());
+  EXPECT_EQ(response.watch_id(), -1);
+  EXPECT_EQ(response.cancel_reason(), "mvcc: duplicate watch ID provided on the WatchStream");
+  // An empty key is the smallest key, "\0".
+  ASSERT_TRUE(create("", "", 0));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_FALSE(response.canceled());
+  const int64_t smallest_key_watch = response.watch_id();
+  EXPECT_EQ(smallest_key_watch, 1);
+  auto client = Connect({server.endpoint()});
+  ASSERT_TRUE(client->Put(std::string(1, '\0'), "x").ok());
+  // Only the empty key's watcher sees it: the others watch "q" and the keys from "z" on.
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.watch_id(), smallest_key_watch);
+  ASSERT_EQ(response.events_size(), 1);
+  EXPECT_EQ(response.events(0).kv().key(), std::string(1, '\0'));
+  context.TryCancel();
+}
+
+// A watcher catching up on a long history gets it in responses of at most 1000 revisions, as from
+// etcd, so a client with gRPC's default 4 MiB receive limit can follow it.
+TEST(ClientTest, ALongHistoryIsReplayedInResponsesOfAtMostAThousandRevisions) {
+  TestServer server;
+  auto client = Connect({server.endpoint()});
+  auto first = client->Put("h", "0");
+  ASSERT_TRUE(first.ok());
+  for (int i = 1; i < 1500; ++i) ASSERT_TRUE(client->Put("h", std::to_string(i)).ok());
+  auto stub = etcdserverpb::Watch::NewStub(grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  // A server that misbehaves fails the test rather than leaving a read waiting forever.
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  auto stream = stub->Watch(&context);
+  etcdserverpb::WatchRequest request;
+  request.mutable_create_request()->set_key("h");
+  request.mutable_create_request()->set_start_revision(first->header().revision());
+  ASSERT_TRUE(stream->Write(request));
+  etcdserverpb::WatchResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  ASSERT_TRUE(response.created());
+  std::vector<int> sizes;
+  int64_t next = first->header().revision();
+  while (next < first->header().revision() + 1500 && stream->Read(&response)) {
+    sizes.push_back(response.events_size());
+    for (const auto& e : response.events()) EXPECT_EQ(e.kv().mod_revision(), next++);
+  }
+  EXPECT_EQ(sizes, (std::vector<int>{1000, 500}));
+  context.TryCancel();
 }
 
 }  // namespace

@@ -8,15 +8,11 @@
 namespace leasehold::server {
 namespace {
 
-// etcd 3.4 returns these as plain errors, which gRPC sends with code UNKNOWN.
 grpc::Status ElectionError(const absl::Status& status) {
-  if (absl::IsFailedPrecondition(status) && status.message() == "election: not leader") {
-    return grpc::Status(grpc::StatusCode::UNKNOWN, "election: not leader");
-  }
-  if (absl::IsNotFound(status) && status.message() == "election: no leader") {
-    return grpc::Status(grpc::StatusCode::UNKNOWN, "election: no leader");
-  }
-  return ToGrpcStatus(status);
+  // Not (or no longer) the leader; or, campaigning, the caller's lease ended while it waited, so
+  // its key is gone (etcd 3.4 answered success there, as with Lock; the fix for it reports this).
+  if (absl::IsFailedPrecondition(status)) return grpc::Status(grpc::StatusCode::UNKNOWN, "election: not leader");
+  return EmbeddedClientError(status);
 }
 
 const grpc::Status kMissingLeaderKey(grpc::StatusCode::UNKNOWN, "\"leader\" field must be provided");
@@ -37,11 +33,13 @@ grpc::ServerUnaryReactor* ElectionService::Campaign(grpc::CallbackServerContext*
                                                     v3electionpb::CampaignResponse* response) {
   return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken& cancel) {
     auto lease = SessionLease(&client, request->lease());
-    if (!lease.ok()) return ToGrpcStatus(lease.status());
+    if (!lease.ok()) return EmbeddedClientError(lease.status());
     Election election(&client, request->name());
     auto leader = election.Campaign(*lease, request->value(), absl::InfiniteDuration(), cancel);
     if (!leader.ok()) return ElectionError(leader.status());
-    response->mutable_header()->set_revision(member_->state_machine().revision());
+    // etcd answers with the header of the campaign's own queueing transaction, however long the
+    // campaign then waited.
+    response->mutable_header()->set_revision(election.campaign_revision());
     member_->FillHeader(response->mutable_header());
     auto* key = response->mutable_leader();
     key->set_name(leader->name);
@@ -57,8 +55,14 @@ grpc::ServerUnaryReactor* ElectionService::Proclaim(grpc::CallbackServerContext*
                                                     v3electionpb::ProclaimResponse* response) {
   return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken&) {
     if (!request->has_leader()) return kMissingLeaderKey;
+    // As etcd's server resumes the election on a session of the given lease, lease 0 means a new
+    // 60 s one, which the proclaimed value then lives on.
+    auto lease = SessionLease(&client, request->leader().lease());
+    if (!lease.ok()) return EmbeddedClientError(lease.status());
+    LeaderKey leader = FromProto(request->leader());
+    leader.lease = *lease;
     Election election(&client, request->leader().name());
-    auto header = election.Proclaim(FromProto(request->leader()), request->value());
+    auto header = election.Proclaim(leader, request->value());
     if (!header.ok()) return ElectionError(header.status());
     FillHeader(*header, response->mutable_header());
     return grpc::Status::OK;
@@ -101,6 +105,9 @@ grpc::ServerUnaryReactor* ElectionService::Resign(grpc::CallbackServerContext* c
                                                   v3electionpb::ResignResponse* response) {
   return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken&) {
     if (!request->has_leader()) return kMissingLeaderKey;
+    // etcd resumes the election on a session here too, so lease 0 grants a 60 s lease, unused.
+    auto lease = SessionLease(&client, request->leader().lease());
+    if (!lease.ok()) return EmbeddedClientError(lease.status());
     Election election(&client, request->leader().name());
     auto header = election.Resign(FromProto(request->leader()));
     if (!header.ok()) return ElectionError(header.status());

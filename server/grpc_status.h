@@ -14,6 +14,14 @@ inline grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
+// etcd's Lock and Election servers run etcd's recipes on an embedded client: the errors they pass
+// on (a missing lease, an empty key, "no leader"...) reach the caller as plain errors, which gRPC
+// sends with code UNKNOWN and the error's text.
+inline grpc::Status EmbeddedClientError(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::UNKNOWN, std::string(status.message()));
+}
+
 // A server-streaming call refused before it starts: finishes at once with `status`.
 template <typename Message>
 class RefusedWriteReactor final : public grpc::ServerWriteReactor<Message> {

@@ -6,15 +6,25 @@
 #include "server/session_lease.h"
 
 namespace leasehold::server {
+namespace {
+
+grpc::Status LockError(const absl::Status& status) {
+  // The caller's lease ended while it waited: its key is gone and the lock is not held. etcd 3.4
+  // answered success here (the bug Jepsen reported as #11456); its fix reports this error.
+  if (absl::IsFailedPrecondition(status)) return grpc::Status(grpc::StatusCode::UNKNOWN, "mutex: session is expired");
+  return EmbeddedClientError(status);
+}
+
+}  // namespace
 
 grpc::ServerUnaryReactor* LockService::Lock(grpc::CallbackServerContext* context, const v3lockpb::LockRequest* request,
                                             v3lockpb::LockResponse* response) {
   return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken& cancel) {
     auto lease = SessionLease(&client, request->lease());
-    if (!lease.ok()) return ToGrpcStatus(lease.status());
+    if (!lease.ok()) return EmbeddedClientError(lease.status());
     Mutex mutex(&client, request->name(), *lease);
     auto token = mutex.Lock(absl::InfiniteDuration(), cancel);
-    if (!token.ok()) return ToGrpcStatus(token.status());
+    if (!token.ok()) return LockError(token.status());
     response->mutable_header()->set_revision(token->revision);
     member_->FillHeader(response->mutable_header());
     response->set_key(token->key);
@@ -27,7 +37,7 @@ grpc::ServerUnaryReactor* LockService::Unlock(grpc::CallbackServerContext* conte
                                               v3lockpb::UnlockResponse* response) {
   return calls_->Unary(context, [request, response](Client& client, const CancellationToken&) {
     auto deleted = client.Delete(request->key());
-    if (!deleted.ok()) return ToGrpcStatus(deleted.status());
+    if (!deleted.ok()) return EmbeddedClientError(deleted.status());
     *response->mutable_header() = deleted->header();
     return grpc::Status::OK;
   });

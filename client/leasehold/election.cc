@@ -59,6 +59,7 @@ absl::StatusOr<LeaderKey> Election::Campaign(int64_t lease_id, const std::string
   LeaderKey leader{name_, absl::StrFormat("%s%x", prefix_, lease_id), 0, lease_id};
   auto place = Enqueue(client_, prefix_, leader.key, value, lease_id);
   if (!place.ok()) return place.status();
+  campaign_revision_ = place->revision;
   leader.rev = place->create_revision;
   if (place->existed && place->existing_value != value) {
     // Campaigning again with a new value: the queued key takes it.

@@ -36,6 +36,9 @@ class Election {
   // the lease ended while waiting.
   absl::StatusOr<LeaderKey> Campaign(int64_t lease_id, const std::string& value, absl::Duration timeout,
                                      const CancellationToken& cancel = CancellationToken());
+  // The header revision of the last Campaign's queueing transaction (etcd's Election.Header() after
+  // Campaign): the revision at which the campaigner joined the queue, or found itself already in it.
+  int64_t campaign_revision() const { return campaign_revision_; }
   // Replaces the leader's value. FailedPrecondition "election: not leader" unless `leader` still leads.
   absl::StatusOr<etcdserverpb::ResponseHeader> Proclaim(const LeaderKey& leader, const std::string& value);
   // Gives up leadership (a no-op when `leader` no longer leads).
@@ -54,6 +57,7 @@ class Election {
   Client* const client_;
   const std::string name_;
   const std::string prefix_;  // name + "/"
+  int64_t campaign_revision_ = 0;
 };
 
 }  // namespace leasehold

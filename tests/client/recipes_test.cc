@@ -254,13 +254,69 @@ TEST_F(RecipesTest, LockServiceWaitsForTheHolderAndSharesKeysWithTheLibrary) {
   ASSERT_TRUE(keys.ok());
   EXPECT_EQ(keys->kvs_size(), 1) << "only b's key remains";
 
-  // A lease that does not exist: etcd's error.
+  // A lease that does not exist: etcd's error, which its Lock server passes on as a plain error.
   grpc::ClientContext c4;
   request.set_lease(55555);
   grpc::Status missing = lock->Lock(&c4, request, &never);
-  EXPECT_EQ(missing.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(missing.error_code(), grpc::StatusCode::UNKNOWN);
   EXPECT_EQ(missing.error_message(), "etcdserver: requested lease not found");
   ASSERT_TRUE(b.Unlock().ok());
+}
+
+// A Lock or Campaign call whose lease ends while it waits does not come back holding anything.
+TEST_F(RecipesTest, LockAndCampaignCallsWhoseLeaseEndsWhileWaitingFail) {
+  auto channel = grpc::CreateChannel(server_->endpoint(), grpc::InsecureChannelCredentials());
+  auto lock = v3lockpb::Lock::NewStub(channel);
+  auto election = v3electionpb::Election::NewStub(channel);
+  auto holder = client_->LeaseGrant(30);
+  auto waiter = client_->LeaseGrant(30);
+  ASSERT_TRUE(holder.ok() && waiter.ok());
+  grpc::ClientContext c1;
+  v3lockpb::LockRequest lock_request;
+  lock_request.set_name("gone-lock");
+  lock_request.set_lease(holder->id());
+  v3lockpb::LockResponse held;
+  ASSERT_TRUE(lock->Lock(&c1, lock_request, &held).ok());
+  grpc::ClientContext c2;
+  v3electionpb::CampaignRequest campaign_request;
+  campaign_request.set_name("gone-el");
+  campaign_request.set_lease(holder->id());
+  v3electionpb::CampaignResponse leading;
+  ASSERT_TRUE(election->Campaign(&c2, campaign_request, &leading).ok());
+
+  grpc::Status lock_status, campaign_status;
+  std::thread lock_waiter([&] {
+    grpc::ClientContext c;
+    c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v3lockpb::LockRequest request = lock_request;
+    request.set_lease(waiter->id());
+    v3lockpb::LockResponse response;
+    lock_status = lock->Lock(&c, request, &response);
+  });
+  std::thread campaign_waiter([&] {
+    grpc::ClientContext c;
+    c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v3electionpb::CampaignRequest request = campaign_request;
+    request.set_lease(waiter->id());
+    v3electionpb::CampaignResponse response;
+    campaign_status = election->Campaign(&c, request, &response);
+  });
+  // Both are queued once their keys exist; then their lease goes, and the holders step down.
+  for (int i = 0; i < 200; ++i) {
+    auto locks = client_->GetPrefix("gone-lock/");
+    auto campaigns = client_->GetPrefix("gone-el/");
+    if (locks.ok() && campaigns.ok() && locks->kvs_size() == 2 && campaigns->kvs_size() == 2) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(client_->LeaseRevoke(waiter->id()).ok());
+  ASSERT_TRUE(client_->LeaseRevoke(holder->id()).ok());
+  lock_waiter.join();
+  campaign_waiter.join();
+  // etcd 3.4 answered success here (Jepsen's #11456); the errors are those of its fix.
+  EXPECT_EQ(lock_status.error_code(), grpc::StatusCode::UNKNOWN);
+  EXPECT_EQ(lock_status.error_message(), "mutex: session is expired");
+  EXPECT_EQ(campaign_status.error_code(), grpc::StatusCode::UNKNOWN);
+  EXPECT_EQ(campaign_status.error_message(), "election: not leader");
 }
 
 TEST_F(RecipesTest, ElectionServiceMatchesEtcd) {
@@ -286,6 +342,44 @@ TEST_F(RecipesTest, ElectionServiceMatchesEtcd) {
     ASSERT_TRUE(election->Campaign(&c, request, &campaign).ok());
     EXPECT_EQ(campaign.leader().name(), "svc-el");
     EXPECT_EQ(campaign.leader().lease(), lease->id());
+    EXPECT_EQ(campaign.header().revision(), campaign.leader().rev());
+  }
+  {
+    // A second campaigner waits; once it leads, its header is still that of its queueing.
+    auto second = client_->LeaseGrant(10);
+    ASSERT_TRUE(second.ok());
+    v3electionpb::CampaignResponse waited;
+    grpc::Status waited_status;
+    std::thread waiter([&] {
+      grpc::ClientContext c;
+      c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      v3electionpb::CampaignRequest request;
+      request.set_name("svc-el");
+      request.set_lease(second->id());
+      request.set_value("w");
+      waited_status = election->Campaign(&c, request, &waited);
+    });
+    for (int i = 0; i < 200 && client_->GetPrefix("svc-el/")->kvs_size() < 2; ++i) absl::SleepFor(absl::Milliseconds(10));
+    ASSERT_TRUE(client_->Put("svc-el-other", "x").ok());  // the store moves on meanwhile
+    ASSERT_TRUE(client_->LeaseRevoke(lease->id()).ok());
+    waiter.join();
+    ASSERT_TRUE(waited_status.ok()) << waited_status.error_message();
+    EXPECT_EQ(waited.header().revision(), waited.leader().rev());
+    EXPECT_LT(waited.header().revision(), client_->Get("svc-el-other")->value().mod_revision());
+    // Leadership passes back to a campaigner on the original lease name for the rest of the test.
+    lease = client_->LeaseGrant(10);
+    ASSERT_TRUE(lease.ok());
+    grpc::ClientContext c;
+    v3electionpb::ResignRequest resign;
+    *resign.mutable_leader() = waited.leader();
+    v3electionpb::ResignResponse resigned;
+    ASSERT_TRUE(election->Resign(&c, resign, &resigned).ok());
+    grpc::ClientContext c2;
+    v3electionpb::CampaignRequest request;
+    request.set_name("svc-el");
+    request.set_lease(lease->id());
+    request.set_value("v1");
+    ASSERT_TRUE(election->Campaign(&c2, request, &campaign).ok());
   }
   grpc::ClientContext observe_context;
   v3electionpb::LeaderRequest observe_request;
@@ -304,6 +398,26 @@ TEST_F(RecipesTest, ElectionServiceMatchesEtcd) {
   }
   ASSERT_TRUE(observe->Read(&observed));
   EXPECT_EQ(observed.kv().value(), "v2");
+  {
+    // As etcd's, a Proclaim naming lease 0 runs on a new 60 s lease, which the value then lives on.
+    grpc::ClientContext c;
+    v3electionpb::ProclaimRequest request;
+    *request.mutable_leader() = campaign.leader();
+    request.mutable_leader()->set_lease(0);
+    request.set_value("v3");
+    v3electionpb::ProclaimResponse response;
+    ASSERT_TRUE(election->Proclaim(&c, request, &response).ok());
+    auto kv = client_->Get(campaign.leader().key());
+    ASSERT_TRUE(kv.ok() && kv->has_value());
+    EXPECT_EQ((*kv)->value(), "v3");
+    EXPECT_NE((*kv)->lease(), 0);
+    EXPECT_NE((*kv)->lease(), lease->id());
+    auto ttl = client_->LeaseTimeToLive((*kv)->lease());
+    ASSERT_TRUE(ttl.ok());
+    EXPECT_EQ(ttl->grantedttl(), 60);
+  }
+  ASSERT_TRUE(observe->Read(&observed));
+  EXPECT_EQ(observed.kv().value(), "v3");
   {
     grpc::ClientContext c;
     v3electionpb::ResignRequest request;

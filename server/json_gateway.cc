@@ -92,10 +92,31 @@ const std::map<std::string, Route, std::less<>>& Routes() {
   return *routes;
 }
 
-// Streaming calls the gateway knows of but does not serve.
-bool IsStreamingCall(std::string_view call) {
-  return call == "lease/keepalive" || call == "maintenance/snapshot" || call == "election/observe";
+// Streaming calls served as etcd's gateway serves them: the body's one request in, every response
+// out as a line {"result":...} of a chunked answer.
+struct StreamRoute {
+  Route route;
+  // Whether the request side closes after the request. A watch stays open after its client's
+  // half-close anyway; a keep-alive stream ends after answering, as etcd's does.
+  bool half_close;
+  // etcd's gateway watches ask for a leader, as `etcdctl watch` does.
+  bool require_leader;
+};
+
+const std::map<std::string, StreamRoute, std::less<>>& StreamRoutes() {
+  namespace pb = etcdserverpb;
+  static const auto* routes = new std::map<std::string, StreamRoute, std::less<>>{
+      {"watch", {R<pb::WatchRequest, pb::WatchResponse>("/etcdserverpb.Watch/Watch"), false, true}},
+      {"lease/keepalive",
+       {R<pb::LeaseKeepAliveRequest, pb::LeaseKeepAliveResponse>("/etcdserverpb.Lease/LeaseKeepAlive"), true, false}},
+      {"election/observe",
+       {R<v3electionpb::LeaderRequest, v3electionpb::LeaderResponse>("/v3electionpb.Election/Observe"), true, false}},
+  };
+  return *routes;
 }
+
+// Streaming calls the gateway knows of but does not serve.
+bool IsUnservedStreamingCall(std::string_view call) { return call == "maintenance/snapshot"; }
 
 // grpc-gateway's mapping of gRPC codes to HTTP statuses.
 http::status HttpStatusOf(grpc::StatusCode code) {
@@ -167,36 +188,40 @@ absl::StatusOr<std::string> ToJson(const Message& message) {
   return json;
 }
 
-// POST /v3/watch: one WatchRequest in, every WatchResponse out as a line {"result":...}, on a
-// chunked answer that lasts until the client hangs up or the watch ends.
-class WatchBridge : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
-                    public std::enable_shared_from_this<WatchBridge> {
+// A streaming call (see StreamRoutes): one request in, every response out as a line
+// {"result":...}, on a chunked answer that lasts until the client hangs up or the call ends.
+class StreamBridge : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
+                     public std::enable_shared_from_this<StreamBridge> {
  public:
-  static void Start(grpc::GenericStub& stub, const Message& request, const std::string& auth_token,
-                    const HttpServer::Respond& respond) {
-    auto bridge = std::make_shared<WatchBridge>();
+  static void Start(grpc::GenericStub& stub, const StreamRoute& route, const Message& request,
+                    const std::string& auth_token, const HttpServer::Respond& respond) {
+    auto bridge = std::make_shared<StreamBridge>();
     bridge->self_ = bridge;
     bridge->request_ = ToByteBuffer(request);
-    // etcd's gateway asks for a leader as `etcdctl watch` does.
-    bridge->context_.AddMetadata("hasleader", "true");
+    bridge->decoded_.reset(route.route.response->New());
+    if (route.require_leader) bridge->context_.AddMetadata("hasleader", "true");
     if (!auth_token.empty()) bridge->context_.AddMetadata("token", auth_token);
     HttpResponse header{http::status::ok, 11};
     header.set(http::field::content_type, "application/json");
     bridge->http_ = respond.Stream(std::move(header));
-    std::weak_ptr<WatchBridge> weak = bridge;
+    std::weak_ptr<StreamBridge> weak = bridge;
     bridge->http_->OnClosed([weak] {
       if (auto b = weak.lock()) b->context_.TryCancel();
     });
-    stub.PrepareBidiStreamingCall(&bridge->context_, "/etcdserverpb.Watch/Watch", grpc::StubOptions(), bridge.get());
-    bridge->StartWrite(&bridge->request_);
+    stub.PrepareBidiStreamingCall(&bridge->context_, route.route.method, grpc::StubOptions(), bridge.get());
+    if (route.half_close) {
+      bridge->StartWriteLast(&bridge->request_, grpc::WriteOptions());
+    } else {
+      bridge->StartWrite(&bridge->request_);
+    }
     bridge->StartRead(&bridge->response_);
     bridge->StartCall();
   }
 
   void OnReadDone(bool ok) override {
     if (!ok) return;
-    etcdserverpb::WatchResponse decoded;
-    auto json = FromByteBuffer(response_, &decoded) ? ToJson(decoded) : absl::InternalError("unreadable response");
+    decoded_->Clear();
+    auto json = FromByteBuffer(response_, decoded_.get()) ? ToJson(*decoded_) : absl::InternalError("unreadable response");
     if (!json.ok() || !http_->Send(absl::StrCat("{\"result\":", *json, "}\n"))) {
       context_.TryCancel();
       return;
@@ -218,8 +243,9 @@ class WatchBridge : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteB
   grpc::ClientContext context_;
   grpc::ByteBuffer request_;
   grpc::ByteBuffer response_;
+  std::unique_ptr<Message> decoded_;
   std::shared_ptr<HttpStream> http_;
-  std::shared_ptr<WatchBridge> self_;
+  std::shared_ptr<StreamBridge> self_;
 };
 
 // One gateway call in flight: owns the messages and the gRPC context until the call completes.
@@ -251,16 +277,16 @@ void JsonGateway::Handle(HttpRequest&& request, HttpServer::Respond respond) {
   auto route = Routes().find(call);
   // etcd's gateway passes the Authorization header (a token from /v3/auth/authenticate) on to the call.
   const std::string auth_token(request[http::field::authorization]);
-  if (route == Routes().end() && call == "watch" && request.method() == http::verb::post) {
-    etcdserverpb::WatchRequest watch;
+  if (auto stream = StreamRoutes().find(call); stream != StreamRoutes().end() && request.method() == http::verb::post) {
+    std::unique_ptr<Message> message(stream->second.route.request->New());
     google::protobuf::util::JsonParseOptions parse;
-    auto parsed = google::protobuf::util::JsonStringToMessage(request.body().empty() ? "{}" : request.body(), &watch, parse);
+    auto parsed = google::protobuf::util::JsonStringToMessage(request.body().empty() ? "{}" : request.body(), message.get(), parse);
     if (!parsed.ok()) return respond(Error(grpc::StatusCode::INVALID_ARGUMENT, std::string(parsed.message())));
-    WatchBridge::Start(stub_, watch, auth_token, respond);
+    StreamBridge::Start(stub_, stream->second, *message, auth_token, respond);
     return;
   }
   if (route == Routes().end()) {
-    if (IsStreamingCall(call)) {
+    if (IsUnservedStreamingCall(call)) {
       return respond(Error(grpc::StatusCode::UNIMPLEMENTED, "streaming calls are not served by this gateway"));
     }
     return respond(Error(grpc::StatusCode::UNIMPLEMENTED, "Not Implemented"));

@@ -39,6 +39,11 @@ post /v3/lease/leases '{}'
 check "leases lists it" "$LEASE_DEC" "$(field 'd["leases"][0]["ID"]')"
 post /v3/kv/lease/leases '{}'
 check "and so does the older /v3/kv/lease/ path" "$LEASE_DEC" "$(field 'd["leases"][0]["ID"]')"
+# Keep-alive: one renewal in, its answer out as a {"result":...} line, then the stream ends.
+KEEP=$(curl -sS -N -m 5 -X POST -d "{\"ID\":\"$LEASE_DEC\"}" "$URL/v3/lease/keepalive")
+check "keepalive renews the lease and ends" "$LEASE_DEC 60" "$(python3 -c 'import json,sys; r=json.loads(sys.argv[1])["result"]; print(r["ID"], r["TTL"])' "$KEEP")"
+KEEP=$(curl -sS -N -m 5 -X POST -d '{"ID":"12345"}' "$URL/v3/lease/keepalive")
+check "keepalive of a missing lease answers TTL 0" "12345 0" "$(python3 -c 'import json,sys; r=json.loads(sys.argv[1])["result"]; print(r["ID"], r.get("TTL","0"))' "$KEEP")"
 post /v3/lease/revoke "{\"ID\":\"$LEASE_DEC\"}"
 check "revoke answers 200" 200 "$CODE"
 check "and the leased key is gone" "" "$(ctl get leased)"
@@ -78,6 +83,19 @@ for _ in $(seq 1 50); do
 done
 wait "${WATCHERS[@]}"
 check "after 50 watchers hung up the server still answers" OK "$(ctl put after-watchers ok)"
+
+# Election observe: the leader now, then each change, one line each.
+post /v3/lease/grant '{"TTL":60}'
+EL_LEASE=$(field 'd["ID"]')
+post /v3/election/campaign "{\"name\":\"ZWw=\",\"value\":\"djE=\",\"lease\":\"$EL_LEASE\"}"
+EL_LEADER=$(field 'json.dumps(d["leader"])')
+curl -sS -N -m 3 -X POST -d '{"name":"ZWw="}' "$URL/v3/election/observe" >"$E2E_DIR/observe.out" 2>/dev/null &
+OBSERVE=$!
+sleep 0.5
+post /v3/election/proclaim "{\"leader\":$EL_LEADER,\"value\":\"djI=\"}"
+wait $OBSERVE
+check "observe streams the leader's value, then the proclaimed one" "djE=,djI=," \
+  "$(python3 -c 'import json,sys; [print(json.loads(l)["result"]["kv"]["value"]) for l in open(sys.argv[1])]' "$E2E_DIR/observe.out" | tr '\n' ',')"
 
 check "/version on the client port" '{"etcdserver":"3.4.23","etcdcluster":"3.4.0"}' "$(curl -sS -m 5 "$URL/version")"
 check "/health on the client port" '{"health":"true"}' "$(curl -sS -m 5 "$URL/health")"

@@ -60,6 +60,21 @@ class Collector {
   std::vector<mvccpb::Event> events_ ABSL_GUARDED_BY(mu_);
 };
 
+// A Watch stream of the generated stub, to see the server's responses exactly as sent. A server
+// that misbehaves fails the test rather than leaving a read waiting forever.
+struct RawWatchStream {
+  explicit RawWatchStream(const std::string& endpoint)
+      : stub(etcdserverpb::Watch::NewStub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()))) {
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    stream = stub->Watch(&context);
+  }
+  ~RawWatchStream() { context.TryCancel(); }
+
+  std::unique_ptr<etcdserverpb::Watch::Stub> stub;
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>> stream;
+};
+
 TEST(ClientTest, KvAndFailoverFromADeadEndpoint) {
   TestServer server;
   // The first endpoint refuses connections: calls move on to the live one, writes included (a
@@ -121,11 +136,8 @@ TEST(ClientTest, LargeResponsesArriveInFragmentsAndAreJoined) {
   TestServer server({"--max-request-bytes=" + std::to_string(kMaxRequestBytes)});
   auto client = Connect({server.endpoint()});
   // A raw stream first, to see the fragments themselves.
-  auto stub = etcdserverpb::Watch::NewStub(grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  // A server that misbehaves fails the test rather than leaving a read waiting forever.
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  auto stream = stub->Watch(&context);
+  RawWatchStream raw(server.endpoint());
+  auto& stream = raw.stream;
   etcdserverpb::WatchRequest create;
   create.mutable_create_request()->set_key("f/");
   create.mutable_create_request()->set_range_end(PrefixEnd("f/"));
@@ -171,7 +183,6 @@ TEST(ClientTest, LargeResponsesArriveInFragmentsAndAreJoined) {
   ASSERT_FALSE(responses.empty());
   EXPECT_EQ(responses.back().events_size(), kKeys) << "the client library joins fragments into one response";
   for (const auto& r : responses) EXPECT_FALSE(r.fragment());
-  context.TryCancel();
 }
 
 TEST(ClientTest, IdleWatchersGetProgressNotificationsWhenTheyAskForThem) {
@@ -224,11 +235,8 @@ TEST(ClientTest, ACompactedStartRevisionEndsTheWatchAsEtcdReportsIt) {
 // What etcd does with create requests it cannot or will not serve as they are.
 TEST(ClientTest, CreateRequestsAreRefusedOrReadAsEtcdDoes) {
   TestServer server;
-  auto stub = etcdserverpb::Watch::NewStub(grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  // A server that misbehaves fails the test rather than leaving a read waiting forever.
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  auto stream = stub->Watch(&context);
+  RawWatchStream raw(server.endpoint());
+  auto& stream = raw.stream;
   auto create = [&stream](const std::string& key, const std::string& range_end, int64_t watch_id) {
     etcdserverpb::WatchRequest request;
     request.mutable_create_request()->set_key(key);
@@ -271,7 +279,6 @@ TEST(ClientTest, CreateRequestsAreRefusedOrReadAsEtcdDoes) {
   EXPECT_EQ(response.watch_id(), smallest_key_watch);
   ASSERT_EQ(response.events_size(), 1);
   EXPECT_EQ(response.events(0).kv().key(), std::string(1, '\0'));
-  context.TryCancel();
 }
 
 // A watcher catching up on a long history gets it in responses of at most 1000 revisions, as from
@@ -282,11 +289,8 @@ TEST(ClientTest, ALongHistoryIsReplayedInResponsesOfAtMostAThousandRevisions) {
   auto first = client->Put("h", "0");
   ASSERT_TRUE(first.ok());
   for (int i = 1; i < 1500; ++i) ASSERT_TRUE(client->Put("h", std::to_string(i)).ok());
-  auto stub = etcdserverpb::Watch::NewStub(grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  // A server that misbehaves fails the test rather than leaving a read waiting forever.
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  auto stream = stub->Watch(&context);
+  RawWatchStream raw(server.endpoint());
+  auto& stream = raw.stream;
   etcdserverpb::WatchRequest request;
   request.mutable_create_request()->set_key("h");
   request.mutable_create_request()->set_start_revision(first->header().revision());
@@ -301,7 +305,6 @@ TEST(ClientTest, ALongHistoryIsReplayedInResponsesOfAtMostAThousandRevisions) {
     for (const auto& e : response.events()) EXPECT_EQ(e.kv().mod_revision(), next++);
   }
   EXPECT_EQ(sizes, (std::vector<int>{1000, 500}));
-  context.TryCancel();
 }
 
 }  // namespace

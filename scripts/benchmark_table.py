@@ -34,7 +34,10 @@ def main():
     nodes = int(os.environ.get("NODES", "1"))
     shape = ("both single node" if nodes == 1 else
              f"both {nodes}-member clusters on loopback (every member on this machine), load sent to the leader")
-    out.append(f"- {shape}, fsync on, data on the same disk; load from `leasehold-bench` (etcd's v3 gRPC API) on "
+    client = os.environ.get("CLIENT", "cpp")
+    load = ("`leasehold-bench` (etcd's v3 gRPC API)" if client == "cpp" else
+            "`leasehold-go-bench` (etcd's own Go client, clientv3 3.4, and its concurrency.Mutex)")
+    out.append(f"- {shape}, fsync on, data on the same disk; load from {load} on "
                f"the same 2 cores; each case {repeats} times per server, {duration} s each, alternating which server goes "
                f"first; medians shown. Ratio = Leasehold / etcd (throughput: higher is better).")
     out.append("- server CPU is the server processes' user+system time per operation (all members), the steadier figure "
@@ -73,8 +76,11 @@ def main():
         out.append("\n| other | etcd | Leasehold | ratio |")
         out.append("|---|---|---|---:|")
         out.extend(extras)
-    other = "docs/benchmarks-3-nodes.md (`--nodes 3`)" if nodes == 1 else "docs/benchmarks.md"
-    out.append(f"\nThe other shape is in {other}.")
+    if client == "go":
+        out.append("\nThe same cases and more with the C++ load generator: docs/benchmarks.md.")
+    else:
+        other = "docs/benchmarks-3-nodes.md (`--nodes 3`)" if nodes == 1 else "docs/benchmarks.md"
+        out.append(f"\nThe other shape is in {other}.")
     out.append("\nRaw results (one JSON object per measurement) are in `build/compare/results.jsonl` after a run.")
     print("\n".join(out))
 

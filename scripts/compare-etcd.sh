@@ -5,8 +5,11 @@
 # (alternating which goes first) REPEATS times; the table reports medians and ratios, and is
 # written to docs/benchmarks.md (docs/benchmarks-3-nodes.md for --nodes 3) with the exact command.
 # The expiry storm and the RSS figures are measured single node only.
+# With --client go the load comes from etcd's own Go client instead (client/go-bench, built here
+# from Debian's golang-go and golang-etcd-server-dev): the lock hand-over and watch fan-out cases
+# only, written to docs/benchmarks-go-client.md.
 #
-# usage: scripts/compare-etcd.sh [--nodes 1|3] [--duration S] [--repeats N]
+# usage: scripts/compare-etcd.sh [--nodes 1|3] [--client cpp|go] [--duration S] [--repeats N]
 #                                [--rss-leases "100000 1000000"] [--storm-leases N] [--out FILE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,11 +19,13 @@ REPEATS=3
 RSS_LEASES="100000 1000000"
 STORM_LEASES=100000
 NODES=1
+CLIENT=cpp
 OUT=""
 COMMAND="scripts/compare-etcd.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
+    --client) CLIENT=$2; shift 2 ;;
     --duration) DURATION=$2; shift 2 ;;
     --repeats) REPEATS=$2; shift 2 ;;
     --rss-leases) RSS_LEASES=$2; shift 2 ;;
@@ -30,13 +35,32 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$NODES" = 1 ] || [ "$NODES" = 3 ] || { echo "--nodes must be 1 or 3"; exit 2; }
-if [ -z "$OUT" ]; then OUT=$([ "$NODES" = 1 ] && echo docs/benchmarks.md || echo docs/benchmarks-3-nodes.md); fi
+[ "$CLIENT" = cpp ] || [ "$CLIENT" = go ] || { echo "--client must be cpp or go"; exit 2; }
+if [ -z "$OUT" ]; then
+  if [ "$CLIENT" = go ]; then OUT=docs/benchmarks-go-client.md
+  elif [ "$NODES" = 1 ]; then OUT=docs/benchmarks.md
+  else OUT=docs/benchmarks-3-nodes.md; fi
+fi
 
 scripts/install-deps.sh
 scripts/build.sh --target leasehold leasehold-bench
 BENCH="$ROOT/build/client/leasehold-bench"
 WORK="$ROOT/build/compare"
 rm -rf "$WORK" && mkdir -p "$WORK"
+if [ "$CLIENT" = go ]; then
+  # GOPATH mode over Debian's Go sources: no module downloads (the machine reaches Debian only).
+  missing=""
+  for p in golang-go golang-etcd-server-dev; do dpkg -s "$p" >/dev/null 2>&1 || missing+=" $p"; done
+  if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ]; then apt-get install -y -q $missing; else sudo apt-get install -y -q $missing; fi
+  fi
+  mkdir -p "$ROOT/build/go/src"
+  ln -sfn "$ROOT/client/go-bench" "$ROOT/build/go/src/leasehold-go-bench"
+  (cd "$ROOT/build/go/src/leasehold-go-bench" &&
+    GO111MODULE=off GOPATH="$ROOT/build/go:/usr/share/gocode" GOCACHE="$ROOT/build/go/cache" \
+      go build -o "$ROOT/build/go/leasehold-go-bench" .)
+  BENCH="$ROOT/build/go/leasehold-go-bench"
+fi
 RESULTS="$WORK/results.jsonl"
 : > "$RESULTS"
 ETCD_PORT=22479
@@ -98,7 +122,11 @@ run_case() {
   start_server "$server"
   local before after json
   before=$(cpu_ticks)
-  json=$("$BENCH" "$@" --endpoints="$ENDPOINT" --json)
+  if [ "$CLIENT" = go ]; then
+    json=$("$BENCH" "$@" --endpoint="$ENDPOINT")
+  else
+    json=$("$BENCH" "$@" --endpoints="$ENDPOINT" --json)
+  fi
   after=$(cpu_ticks)
   stop_server
   python3 - "$server" "$name" "$json" "$((after - before))" >>"$RESULTS" <<'PY'
@@ -126,6 +154,15 @@ CASES=(
   "watch-fanout events, 10000 watchers on 100 streams, 1 put/s|watch-fanout --clients 10000 --watchers-per-stream 100 --conns 16 --rate 1 $D"
   "watch-fanout events, 10000 watchers on 10000 streams, 1 put/s|watch-fanout --clients 10000 --conns 16 --rate 1 $D"
 )
+if [ "$CLIENT" = go ]; then
+  GD="--duration ${DURATION}s"
+  CASES=(
+    "lock hand-over cycles, 16 clients on 1 lock|lock-handover --clients 16 $GD"
+    "watch-fanout events, 1000 watchers, 10 puts/s|watch-fanout --watchers 1000 --streams 1000 --conns 16 --rate 10 $GD"
+    "watch-fanout events, 10000 watchers on 100 streams, 1 put/s|watch-fanout --watchers 10000 --streams 100 --conns 16 --rate 1 $GD"
+    "watch-fanout events, 10000 watchers on 10000 streams, 1 put/s|watch-fanout --watchers 10000 --streams 10000 --conns 16 --rate 1 $GD"
+  )
+fi
 for r in $(seq 1 "$REPEATS"); do
   echo "repeat $r/$REPEATS"
   for c in "${CASES[@]}"; do
@@ -138,7 +175,7 @@ for r in $(seq 1 "$REPEATS"); do
   done
 done
 
-if [ "$NODES" = 1 ]; then
+if [ "$NODES" = 1 ] && [ "$CLIENT" = cpp ]; then
 echo "expiry storm ($STORM_LEASES leases)"
 for s in etcd leasehold; do
   run_case "$s" "expiry storm" expiry-storm --storm-leases "$STORM_LEASES" --storm-ttl 5 --clients 64 --conns 8
@@ -159,5 +196,5 @@ done
 
 fi
 
-NODES=$NODES python3 scripts/benchmark_table.py "$RESULTS" "$COMMAND" "$REPEATS" "$DURATION" > "$OUT"
+NODES=$NODES CLIENT=$CLIENT python3 scripts/benchmark_table.py "$RESULTS" "$COMMAND" "$REPEATS" "$DURATION" > "$OUT"
 cat "$OUT"

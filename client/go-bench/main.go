@@ -1,0 +1,235 @@
+// leasehold-go-bench: load on any etcd v3 server through etcd's own Go client (clientv3 3.4, from
+// Debian's golang-etcd-server-dev), for the two workloads where the client's behaviour is most of
+// the story: etcd's concurrency.Mutex handed over between contending sessions, exactly as
+// `etcdctl lock` runs it, and one put fanned out to many watchers. It prints one JSON object in the
+// shape leasehold-bench's --json uses, so scripts/compare-etcd.sh can tabulate both.
+//
+// Built by scripts/compare-etcd.sh --client go (GOPATH mode, Debian's Go packages only).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/clientv3"
+	"go.etcd.io/etcd/clientv3/concurrency"
+	"google.golang.org/grpc/metadata"
+)
+
+// result is what one run reports; field names follow leasehold-bench's --json output.
+type result struct {
+	Workload   string           `json:"workload"`
+	Ops        int64            `json:"ops"`
+	Seconds    float64          `json:"seconds"`
+	OpsPerSec  float64          `json:"ops_per_sec"`
+	Errors     map[string]int64 `json:"errors"`
+	LatencyUs  map[string]int64 `json:"latency_us"`
+	Violations int64            `json:"violations"` // lock-handover: exclusion or revision-order breaches
+}
+
+// recorder collects latencies and error counts from many goroutines.
+type recorder struct {
+	mu        sync.Mutex
+	latencies []time.Duration
+	errors    map[string]int64
+}
+
+func (r *recorder) ok(d time.Duration) {
+	r.mu.Lock()
+	r.latencies = append(r.latencies, d)
+	r.mu.Unlock()
+}
+
+func (r *recorder) fail(what string, err error) {
+	fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
+	r.mu.Lock()
+	r.errors[what]++
+	r.mu.Unlock()
+}
+
+func (r *recorder) report(workload string, ops int64, elapsed time.Duration) result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
+	at := func(p float64) int64 {
+		if len(r.latencies) == 0 {
+			return 0
+		}
+		return r.latencies[int(float64(len(r.latencies)-1)*p)].Microseconds()
+	}
+	return result{
+		Workload:  workload,
+		Ops:       ops,
+		Seconds:   elapsed.Seconds(),
+		OpsPerSec: float64(ops) / elapsed.Seconds(),
+		Errors:    r.errors,
+		LatencyUs: map[string]int64{"p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "p999": at(0.999), "max": at(1)},
+	}
+}
+
+func dial(endpoint string) (*clientv3.Client, error) {
+	return clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second})
+}
+
+// lockHandover: `clients` clients (one connection each, like separate etcdctl processes) take turns
+// holding one lock. A cycle is what `etcdctl lock` does: a session lease, Lock, Unlock, and the
+// session's close (revoking the lease). Mutual exclusion and the order of the holders' revisions
+// are checked on every acquisition.
+func lockHandover(endpoint string, clients int, duration time.Duration) result {
+	rec := &recorder{errors: map[string]int64{}}
+	var cycles, violations, lastRevision int64
+	holder := int32(-1)
+	start := time.Now()
+	deadline := start.Add(duration)
+	var wg sync.WaitGroup
+	for i := 0; i < clients; i++ {
+		cli, err := dial(endpoint)
+		if err != nil {
+			rec.fail("dial", err)
+			continue
+		}
+		wg.Add(1)
+		go func(id int32, cli *clientv3.Client) {
+			defer wg.Done()
+			defer cli.Close()
+			for time.Now().Before(deadline) {
+				began := time.Now()
+				session, err := concurrency.NewSession(cli, concurrency.WithTTL(10))
+				if err != nil {
+					rec.fail("session", err)
+					return
+				}
+				mutex := concurrency.NewMutex(session, "go-bench-lock/")
+				if err := mutex.Lock(context.Background()); err != nil {
+					rec.fail("lock", err)
+					session.Close()
+					return
+				}
+				if !atomic.CompareAndSwapInt32(&holder, -1, id) {
+					atomic.AddInt64(&violations, 1)
+				}
+				// Each acquisition happens at a later revision than the one before it.
+				if rev := mutex.Header().Revision; rev <= atomic.SwapInt64(&lastRevision, rev) {
+					atomic.AddInt64(&violations, 1)
+				}
+				atomic.StoreInt32(&holder, -1)
+				if err := mutex.Unlock(context.Background()); err != nil {
+					rec.fail("unlock", err)
+				}
+				if err := session.Close(); err != nil {
+					rec.fail("session close", err)
+				}
+				atomic.AddInt64(&cycles, 1)
+				rec.ok(time.Since(began))
+			}
+		}(int32(i), cli)
+	}
+	wg.Wait()
+	r := rec.report("lock-handover", cycles, time.Since(start))
+	r.Violations = violations
+	return r
+}
+
+// watchFanout: `watchers` watchers of one prefix on `streams` gRPC streams spread over `conns`
+// connections; `rate` puts a second for `duration`, each carrying its send time. Latency is from
+// the put's send to each watcher's receipt.
+func watchFanout(endpoint string, watchers, streams, conns int, rate float64, duration time.Duration) result {
+	rec := &recorder{errors: map[string]int64{}}
+	clients := make([]*clientv3.Client, conns)
+	for i := range clients {
+		cli, err := dial(endpoint)
+		if err != nil {
+			rec.fail("dial", err)
+			return rec.report("watch-fanout", 0, time.Second)
+		}
+		clients[i] = cli
+		defer cli.Close()
+	}
+	var events int64
+	created := make(chan struct{}, watchers)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for w := 0; w < watchers; w++ {
+		stream := w % streams
+		// clientv3 shares one gRPC stream among the watches whose contexts carry the same metadata.
+		wctx := metadata.AppendToOutgoingContext(ctx, "go-bench-stream", strconv.Itoa(stream))
+		ch := clients[stream%conns].Watch(wctx, "go-bench-fanout/", clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+		go func() {
+			for resp := range ch {
+				if resp.Created {
+					created <- struct{}{}
+					continue
+				}
+				received := time.Now()
+				for _, ev := range resp.Events {
+					sent, err := strconv.ParseInt(string(ev.Kv.Value), 10, 64)
+					if err != nil {
+						continue
+					}
+					rec.ok(received.Sub(time.Unix(0, sent)))
+					atomic.AddInt64(&events, 1)
+				}
+			}
+		}()
+	}
+	for i := 0; i < watchers; i++ {
+		<-created
+	}
+	start := time.Now()
+	puts := int(rate * duration.Seconds())
+	for p := 0; p < puts; p++ {
+		due := start.Add(time.Duration(float64(p) / rate * float64(time.Second)))
+		time.Sleep(time.Until(due))
+		if _, err := clients[0].Put(context.Background(), "go-bench-fanout/key", strconv.FormatInt(time.Now().UnixNano(), 10)); err != nil {
+			rec.fail("put", err)
+		}
+	}
+	// Let the last put reach every watcher (or give up after 10 s).
+	for wait := time.Now().Add(10 * time.Second); atomic.LoadInt64(&events) < int64(puts*watchers) && time.Now().Before(wait); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if missing := int64(puts*watchers) - atomic.LoadInt64(&events); missing > 0 {
+		rec.fail("missing events", fmt.Errorf("%d of %d events never arrived", missing, puts*watchers))
+	}
+	return rec.report("watch-fanout", atomic.LoadInt64(&events), time.Since(start))
+}
+
+func main() {
+	endpoint := flag.String("endpoint", "127.0.0.1:2379", "host:port of the server")
+	clients := flag.Int("clients", 16, "lock-handover: contending clients")
+	duration := flag.Duration("duration", 10*time.Second, "how long to run")
+	watchers := flag.Int("watchers", 10000, "watch-fanout: watchers of the prefix")
+	streams := flag.Int("streams", 10000, "watch-fanout: gRPC watch streams they share")
+	conns := flag.Int("conns", 16, "watch-fanout: connections the streams share")
+	rate := flag.Float64("rate", 1, "watch-fanout: puts per second")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: leasehold-go-bench lock-handover|watch-fanout [flags]")
+		flag.PrintDefaults()
+	}
+	if len(os.Args) < 2 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	workload := os.Args[1]
+	flag.CommandLine.Parse(os.Args[2:])
+	var r result
+	switch workload {
+	case "lock-handover":
+		r = lockHandover(*endpoint, *clients, *duration)
+	case "watch-fanout":
+		r = watchFanout(*endpoint, *watchers, *streams, *conns, *rate, *duration)
+	default:
+		flag.Usage()
+		os.Exit(2)
+	}
+	out, _ := json.Marshal(r)
+	fmt.Println(string(out))
+}

@@ -16,15 +16,9 @@ normalise() { sed -E '/"level":"warn"/d; s/[0-9a-f]{16}/ID/g; s/127\.0\.0\.1:[0-
 e2e_start_server --auth-token-ttl=2 --auth-failure-delay=300ms --bcrypt-cost=4
 bash "$HERE/auth_scenario.sh" "$EP" 2>&1 | normalise >"$E2E_DIR/leasehold.out"
 if command -v etcd >/dev/null; then
-  ETCD_PORT=$(free_port); ETCD_PEER=$(free_port)
-  etcd --name ref --data-dir "$E2E_DIR/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
-    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER" \
-    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-cluster "ref=http://127.0.0.1:$ETCD_PEER" \
-    >"$E2E_DIR/etcd.log" 2>&1 &
-  ETCD_PID=$!
-  for _ in $(seq 1 100); do etcdctl --endpoints="127.0.0.1:$ETCD_PORT" endpoint health >/dev/null 2>&1 && break; sleep 0.1; done
+  e2e_start_etcd
   bash "$HERE/auth_scenario.sh" "127.0.0.1:$ETCD_PORT" 2>&1 | normalise >"$E2E_DIR/etcd.out"
-  kill "$ETCD_PID"; wait "$ETCD_PID" 2>/dev/null
+  e2e_stop_etcd
   if diff "$E2E_DIR/etcd.out" "$E2E_DIR/leasehold.out" >"$E2E_DIR/diff"; then
     pass "etcdctl's auth session prints the same on Leasehold as on etcd 3.4 ($(wc -l <"$E2E_DIR/etcd.out") lines)"
   else

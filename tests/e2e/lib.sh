@@ -7,7 +7,7 @@ E2E_DIR=$(mktemp -d /tmp/leasehold-e2e.XXXXXX)
 E2E_PASSED=0
 E2E_FAILED=0
 SERVER_PID=""
-trap 'e2e_stop_server; rm -rf "$E2E_DIR"' EXIT
+trap 'e2e_stop_server; e2e_stop_etcd; rm -rf "$E2E_DIR"' EXIT
 
 # A port to listen on: below the kernel's ephemeral range (32768 and up), where the source port of
 # some outgoing connection could take it before the server binds it, and never one this test has
@@ -61,6 +61,27 @@ e2e_stop_server() { # [signal]
   kill "-${1:-TERM}" "$SERVER_PID" 2>/dev/null
   wait "$SERVER_PID" 2>/dev/null
   SERVER_PID=""
+}
+
+# Starts Debian's etcd 3.4 as the reference, single node with data in $E2E_DIR/etcd, and waits until
+# it is healthy: sets ETCD_PORT and ETCD_PID. e2e_stop_etcd ends it.
+e2e_start_etcd() {
+  ETCD_PORT=$(free_port)
+  local peer
+  peer=$(free_port)
+  etcd --name ref --data-dir "$E2E_DIR/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$peer" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$peer" --initial-cluster "ref=http://127.0.0.1:$peer" \
+    >"$E2E_DIR/etcd.log" 2>&1 &
+  ETCD_PID=$!
+  for _ in $(seq 1 100); do etcdctl --endpoints="127.0.0.1:$ETCD_PORT" endpoint health >/dev/null 2>&1 && break; sleep 0.1; done
+}
+
+e2e_stop_etcd() {
+  [ -n "${ETCD_PID:-}" ] || return 0
+  kill "$ETCD_PID" 2>/dev/null
+  wait "$ETCD_PID" 2>/dev/null
+  ETCD_PID=""
 }
 
 pass() { E2E_PASSED=$((E2E_PASSED + 1)); echo "ok   - $1"; }

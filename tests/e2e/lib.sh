@@ -84,6 +84,38 @@ e2e_stop_etcd() {
   ETCD_PID=""
 }
 
+# A client's scenario on a fresh Leasehold and on a fresh etcd 3.4: runs `COMMAND... host:port`
+# against each (it prints JSON: one value per check, "error: ..." for a check that failed), then
+# requires at least MIN_SUCCEEDED checks to succeed on etcd (or agreeing would prove little) and the
+# two outputs to be identical.
+# usage: e2e_same_as_etcd CLIENT_NAME MIN_SUCCEEDED COMMAND...
+e2e_same_as_etcd() {
+  local client=$1 min=$2 succeeded
+  shift 2
+  command -v etcd >/dev/null || { fail "etcd 3.4 (Debian's etcd-server) is needed as the reference"; return; }
+  e2e_start_server
+  "$@" "$EP" >"$E2E_DIR/leasehold.json" 2>"$E2E_DIR/leasehold.err" ||
+    fail "$client's scenario ran against Leasehold" "$(tail -5 "$E2E_DIR/leasehold.err")"
+  e2e_stop_server
+  e2e_start_etcd
+  "$@" "127.0.0.1:$ETCD_PORT" >"$E2E_DIR/etcd.json" 2>"$E2E_DIR/etcd.err" ||
+    fail "$client's scenario ran against etcd" "$(tail -5 "$E2E_DIR/etcd.err")"
+  e2e_stop_etcd
+  succeeded=$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(sum(not (isinstance(v, str) and v.startswith("error:")) for v in r.values()))' "$E2E_DIR/etcd.json" 2>/dev/null || echo 0)
+  if [ "$succeeded" -ge "$min" ]; then
+    pass "$succeeded of $client's checks succeed on etcd"
+  else
+    fail "at least $min of $client's checks succeed on etcd" "only $succeeded did: $(head -c 2000 "$E2E_DIR/etcd.json")"
+  fi
+  if diff -u "$E2E_DIR/etcd.json" "$E2E_DIR/leasehold.json" >"$E2E_DIR/diff"; then
+    pass "$client sees the same from Leasehold as from etcd 3.4 ($(wc -l <"$E2E_DIR/etcd.json") lines)"
+  else
+    fail "$client sees the same from Leasehold as from etcd 3.4 (- etcd, + Leasehold)" "$(head -80 "$E2E_DIR/diff")"
+  fi
+}
+
 pass() { E2E_PASSED=$((E2E_PASSED + 1)); echo "ok   - $1"; }
 fail() { E2E_FAILED=$((E2E_FAILED + 1)); echo "FAIL - $1"; [ $# -gt 1 ] && printf '       %s\n' "$2"; }
 

@@ -1,14 +1,17 @@
 """One scenario through Debian's python3-etcd3 (0.12) client, printed as JSON.
 
+usage: python_etcd3_scenario.py host:port
+
 python_etcd3_e2e.sh runs it against etcd 3.4 and against Leasehold, each fresh, and compares the
 two outputs: the same calls in the same order give the same revisions, values, events and errors.
 Only what differs between two servers by nature is left out (lease and member ids, raft terms,
-sizes). Maintenance.Hash (etcd hashes its bbolt file) and `etcdctl snapshot status` (which reads
-bbolt) are not compared: Leasehold serves neither.
+sizes). Two calls are left out: Maintenance.Hash (etcd hashes its bbolt file; Leasehold does not
+serve it) and `etcdctl snapshot status` on a fetched snapshot (it reads bbolt files, which
+Leasehold's snapshots are not).
 
 Each check records a value or "error: <type> <details>"; a check that fails on etcd too (a bug of
-this client version) is still compared, and python_etcd3_e2e.sh counts how many succeeded on etcd
-so the comparison cannot pass vacuously.
+this client version) is still compared, and the test counts how many succeeded on etcd so the
+comparison cannot pass vacuously.
 """
 import json
 import sys
@@ -18,7 +21,8 @@ import etcd3
 import etcd3.etcdrpc as etcdrpc
 from etcd3 import utils
 
-client = etcd3.client(host=sys.argv[1], port=int(sys.argv[2]), timeout=10)
+host, port = sys.argv[1].rsplit(":", 1)
+client = etcd3.client(host=host, port=int(port), timeout=10)
 results = {}
 
 

@@ -5,9 +5,9 @@
 # (alternating which goes first) REPEATS times; the table reports medians and ratios, and is
 # written to docs/benchmarks.md (docs/benchmarks-3-nodes.md for --nodes 3) with the exact command.
 # The expiry storm and the RSS figures are measured single node only.
-# With --client go the load comes from etcd's own Go client instead (client/go-bench, built here
-# from Debian's golang-go and golang-etcd-server-dev): the lock hand-over and watch fan-out cases
-# only, written to docs/benchmarks-go-client.md.
+# With --client go the load comes from etcd's own Go client instead (client/go-bench, built by
+# scripts/go-build.sh from Debian's Go packages): the lock hand-over and watch fan-out cases only,
+# written to docs/benchmarks-go-client.md.
 #
 # usage: scripts/compare-etcd.sh [--nodes 1|3] [--client cpp|go] [--duration S] [--repeats N]
 #                                [--rss-leases "100000 1000000"] [--storm-leases N] [--out FILE]
@@ -48,17 +48,7 @@ BENCH="$ROOT/build/client/leasehold-bench"
 WORK="$ROOT/build/compare"
 rm -rf "$WORK" && mkdir -p "$WORK"
 if [ "$CLIENT" = go ]; then
-  # GOPATH mode over Debian's Go sources: no module downloads (the machine reaches Debian only).
-  missing=""
-  for p in golang-go golang-etcd-server-dev; do dpkg -s "$p" >/dev/null 2>&1 || missing+=" $p"; done
-  if [ -n "$missing" ]; then
-    if [ "$(id -u)" = 0 ]; then apt-get install -y -q $missing; else sudo apt-get install -y -q $missing; fi
-  fi
-  mkdir -p "$ROOT/build/go/src"
-  ln -sfn "$ROOT/client/go-bench" "$ROOT/build/go/src/leasehold-go-bench"
-  (cd "$ROOT/build/go/src/leasehold-go-bench" &&
-    GO111MODULE=off GOPATH="$ROOT/build/go:/usr/share/gocode" GOCACHE="$ROOT/build/go/cache" \
-      go build -o "$ROOT/build/go/leasehold-go-bench" .)
+  scripts/go-build.sh client/go-bench build/go/leasehold-go-bench
   BENCH="$ROOT/build/go/leasehold-go-bench"
 fi
 RESULTS="$WORK/results.jsonl"

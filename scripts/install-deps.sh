@@ -8,6 +8,7 @@ PACKAGES=(
   librocksdb-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libssl-dev libcrypt-dev prometheus-cpp-dev
   etcd-client etcd-server bc curl python3 python3-azure-storage python3-etcd3
+  golang-go golang-etcd-server-dev
   iproute2 iptables
   "$@"
 )

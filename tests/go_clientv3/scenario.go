@@ -134,7 +134,6 @@ func main() {
 		}
 		next()
 		leader, _ := e2.Leader(ctx)
-		notLeader := e2.Proclaim(ctx, "beta-early")
 		if err := e1.Resign(ctx); err != nil {
 			return nil, err
 		}
@@ -142,9 +141,13 @@ func main() {
 			return nil, err
 		}
 		next()
+		if err := e2.Proclaim(ctx, "beta-2"); err != nil {
+			return nil, err
+		}
+		next()
 		after, _ := e1.Leader(ctx)
-		return []interface{}{errText(noLeader), values, string(leader.Kvs[0].Value), errText(notLeader),
-			string(after.Kvs[0].Value), errText(e2.Resign(ctx))}, nil
+		return []interface{}{errText(noLeader), values, string(leader.Kvs[0].Value), string(after.Kvs[0].Value),
+			errText(e1.Proclaim(ctx, "alpha-3")), errText(e2.Resign(ctx))}, nil
 	})
 
 	check("Lock service", func(ctx context.Context) (interface{}, error) {

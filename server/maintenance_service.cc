@@ -88,6 +88,27 @@ grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerCon
   return FinishNow(context, st);
 }
 
+grpc::ServerUnaryReactor* MaintenanceService::Hash(grpc::CallbackServerContext* context,
+                                                   const etcdserverpb::HashRequest* request,
+                                                   etcdserverpb::HashResponse* response) {
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
+  response->set_hash(member_->state_machine().HashAll());
+  member_->FillHeader(response->mutable_header());
+  return FinishNow(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* MaintenanceService::HashKV(grpc::CallbackServerContext* context,
+                                                     const etcdserverpb::HashKVRequest* request,
+                                                     etcdserverpb::HashKVResponse* response) {
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
+  auto hashed = member_->state_machine().HashKv(request->revision());
+  if (!hashed.ok()) return FinishNow(context, hashed.status());
+  response->set_hash(hashed->hash);
+  response->set_compact_revision(hashed->compact_revision);
+  member_->FillHeader(response->mutable_header());
+  return FinishNow(context, absl::OkStatus());
+}
+
 grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* MaintenanceService::Snapshot(
     grpc::CallbackServerContext* context, const etcdserverpb::SnapshotRequest* request) {
   if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) {

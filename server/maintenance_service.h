@@ -1,4 +1,4 @@
-// etcdserverpb.Maintenance (Status, Alarm, Defragment, MoveLeader, Snapshot) for a member.
+// etcdserverpb.Maintenance (Status, Alarm, Defragment, Hash, HashKV, MoveLeader, Snapshot) for a member.
 // Methods not overridden answer UNIMPLEMENTED.
 #pragma once
 
@@ -20,6 +20,15 @@ class MaintenanceService final : public etcdserverpb::Maintenance::CallbackServi
   grpc::ServerUnaryReactor* Defragment(grpc::CallbackServerContext* context,
                                        const etcdserverpb::DefragmentRequest* request,
                                        etcdserverpb::DefragmentResponse* response) override;
+  // This member's hash of its replicated state (storage::StateMachine::HashAll): members that have
+  // applied the same entries agree. Not etcd's value, which hashes etcd's own file.
+  grpc::ServerUnaryReactor* Hash(grpc::CallbackServerContext* context, const etcdserverpb::HashRequest* request,
+                                 etcdserverpb::HashResponse* response) override;
+  // etcd's HashKV (`etcdctl endpoint hashkv`): a hash of the versions kept up to a revision, which
+  // every member computes alike once it has applied that revision; with etcd's errors for a
+  // compacted or future revision.
+  grpc::ServerUnaryReactor* HashKV(grpc::CallbackServerContext* context, const etcdserverpb::HashKVRequest* request,
+                                   etcdserverpb::HashKVResponse* response) override;
   // Streams a backup of this member's replicated state (storage/backup.h) in 64 KiB pieces, from one
   // consistent view taken when the call starts: what `etcdctl snapshot save` writes to its file.
   grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* Snapshot(

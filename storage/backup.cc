@@ -3,13 +3,12 @@
 #include <fstream>
 #include <iterator>
 
-#include <openssl/evp.h>
-
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "leasehold/internal.pb.h"
 #include "mvccpb/kv.pb.h"
 #include "storage/alarm_table.h"
+#include "storage/sha256.h"
 #include "storage/status_macros.h"
 
 namespace leasehold::storage {
@@ -41,24 +40,6 @@ bool IsBackedUp(std::string_view key) {
   if (key == keys::Meta("ci") || AlarmTable::IsAlarmKey(key)) return false;
   return !key.starts_with(keys::Meta("member/"));
 }
-
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr); }
-  ~Sha256() { EVP_MD_CTX_free(ctx_); }
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
-  void Update(std::string_view data) { EVP_DigestUpdate(ctx_, data.data(), data.size()); }
-  std::string Final() {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    EVP_DigestFinal_ex(ctx_, digest, &length);
-    return std::string(reinterpret_cast<char*>(digest), length);
-  }
-
- private:
-  EVP_MD_CTX* ctx_;
-};
 
 }  // namespace
 

@@ -85,6 +85,21 @@ class StateMachine {
   absl::Status History(int64_t from, int64_t to, const std::string& key, const std::string& range_end,
                        bool with_prev_kv, std::vector<mvccpb::Event>* out) const;
 
+  // Maintenance's hashes (state_hash.cc). Members holding the same replicated state agree on them;
+  // the values are not etcd's, whose hashes cover its own file format.
+  struct KvHash {
+    uint32_t hash = 0;
+    int64_t revision = 0;          // the revision hashed
+    int64_t compact_revision = 0;  // the store's compacted revision
+  };
+  // etcd's HashKV: every version and tombstone kept at or below `revision` (0 or less: the current
+  // one). OutOfRange with etcd's errors for a revision at or below the compacted one, or above the
+  // current one. Reads a consistent view taken once everything applied is flushed, without holding
+  // up the apply thread while it hashes.
+  absl::StatusOr<KvHash> HashKv(int64_t revision) const;
+  // etcd's Hash: every replicated record (keys, leases, members, auth, alarms, ...), as of now.
+  uint32_t HashAll() const;
+
   // --- The Azure Blob adapter's table (see blob_ops.h). ---
   // Answers a blob read as of `now_ms` from the current state.
   internalpb::BlobResponse ReadBlob(const internalpb::BlobRequest& request, int64_t now_ms) const;

@@ -342,5 +342,77 @@ TEST(EngineTest, RefusesForeignDataDir) {
   EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// Two members that applied the same entries agree on both hashes; one that applied something else
+// does not. A revision hashed later, after more writes and a compaction that keeps its versions,
+// hashes as it did when it was current; a compaction that drops versions changes the hash.
+TEST_F(StateMachineTest, HashesAgreeOnTheSameStateAndTellOthersApart) {
+  Put("a", "1");
+  Put("b", "2");
+  Delete("a");
+  auto at4 = sm_->HashKv(0);
+  ASSERT_TRUE(at4.ok()) << at4.status();
+  EXPECT_EQ(at4->revision, 4);
+  const uint32_t all = sm_->HashAll();
+
+  std::unique_ptr<Engine> twin_engine, other_engine;
+  std::unique_ptr<StateMachine> twin, other;
+  ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("twin"), &twin_engine, &twin));
+  ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("other"), &other_engine, &other));
+  uint64_t index = 1;
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{{"a", "1"}, {"b", "2"}}) {
+    internalpb::InternalRequest e;
+    e.set_time_unix_ms(1'000'000);
+    e.mutable_put()->set_key(key);
+    e.mutable_put()->set_value(value);
+    twin->Apply(index, e);
+    e.mutable_put()->set_value(value + "!");
+    other->Apply(index++, e);
+  }
+  internalpb::InternalRequest del;
+  del.set_time_unix_ms(1'000'000);
+  del.mutable_delete_range()->set_key("a");
+  del.mutable_delete_range()->set_prev_kv(true);
+  twin->Apply(index, del);
+  other->Apply(index, del);
+  twin->FlushApplied();
+  other->FlushApplied();
+  EXPECT_EQ(twin->HashKv(0)->hash, at4->hash);
+  EXPECT_EQ(twin->HashAll(), all);
+  EXPECT_NE(other->HashKv(0)->hash, at4->hash);
+  EXPECT_NE(other->HashAll(), all);
+
+  Put("c", "3");
+  EXPECT_NE(sm_->HashKv(0)->hash, at4->hash);
+  EXPECT_EQ(sm_->HashKv(4)->hash, at4->hash);
+  const uint32_t at5 = sm_->HashKv(5)->hash;
+  // Compacting at 3 keeps every version revisions 4 and 5 read (a@2 is still a's latest at 3).
+  internalpb::InternalRequest compact;
+  compact.mutable_compaction()->set_revision(3);
+  ASSERT_TRUE(Apply(compact).status.ok());
+  auto after = sm_->HashKv(4);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->compact_revision, 3);
+  EXPECT_EQ(after->hash, at4->hash);
+  // Compacting at 5 drops a's versions (deleted at 4): the current revision hashes fewer records.
+  compact.mutable_compaction()->set_revision(5);
+  ASSERT_TRUE(Apply(compact).status.ok());
+  EXPECT_NE(sm_->HashKv(0)->hash, at5);
+}
+
+TEST_F(StateMachineTest, HashKvRefusesCompactedAndFutureRevisionsAsEtcd) {
+  Put("a", "1");
+  Put("a", "2");
+  internalpb::InternalRequest compact;
+  compact.mutable_compaction()->set_revision(2);
+  ASSERT_TRUE(Apply(compact).status.ok());
+  EXPECT_EQ(sm_->HashKv(2).status(), errors::Compacted());
+  EXPECT_EQ(sm_->HashKv(1).status(), errors::Compacted());
+  EXPECT_EQ(sm_->HashKv(4).status(), errors::FutureRevision());
+  auto at3 = sm_->HashKv(3);
+  ASSERT_TRUE(at3.ok()) << at3.status();
+  EXPECT_EQ(at3->compact_revision, 2);
+  EXPECT_EQ(at3->hash, sm_->HashKv(0)->hash);
+}
+
 }  // namespace
 }  // namespace leasehold::storage

@@ -42,7 +42,7 @@ if [ -z "$OUT" ]; then
   else OUT=docs/benchmarks-3-nodes.md; fi
 fi
 
-scripts/install-deps.sh
+if [ "$CLIENT" = go ]; then scripts/install-deps.sh golang-go golang-etcd-server-dev; else scripts/install-deps.sh; fi
 scripts/build.sh --target leasehold leasehold-bench
 BENCH="$ROOT/build/client/leasehold-bench"
 WORK="$ROOT/build/compare"

@@ -7,8 +7,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libssl-dev libcrypt-dev prometheus-cpp-dev
-  etcd-client etcd-server bc curl python3 python3-azure-storage python3-etcd3
-  golang-go golang-etcd-server-dev
+  etcd-client etcd-server bc curl python3 python3-azure-storage
   iproute2 iptables
   "$@"
 )

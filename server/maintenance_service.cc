@@ -92,7 +92,9 @@ grpc::ServerUnaryReactor* MaintenanceService::Hash(grpc::CallbackServerContext* 
                                                    const etcdserverpb::HashRequest* request,
                                                    etcdserverpb::HashResponse* response) {
   if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
-  response->set_hash(member_->state_machine().HashAll());
+  auto hashed = member_->state_machine().HashAll();
+  if (!hashed.ok()) return FinishNow(context, hashed.status());
+  response->set_hash(*hashed);
   member_->FillHeader(response->mutable_header());
   return FinishNow(context, absl::OkStatus());
 }

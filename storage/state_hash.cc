@@ -14,19 +14,18 @@ namespace {
 // together into the same bytes.
 void HashRecord(Sha256& sha, rocksdb::Slice key, rocksdb::Slice value) {
   for (rocksdb::Slice part : {key, value}) {
-    const uint32_t size = static_cast<uint32_t>(part.size());
-    const char prefix[4] = {static_cast<char>(size >> 24), static_cast<char>(size >> 16), static_cast<char>(size >> 8),
-                            static_cast<char>(size)};
-    sha.Update(std::string_view(prefix, 4));
+    std::string size;
+    AppendBigEndian64(&size, part.size());
+    sha.Update(size);
     sha.Update(std::string_view(part.data(), part.size()));
   }
 }
 
-uint32_t Fold(const std::string& digest) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(digest[i]);
-  return v;
-}
+// The digest's first 32 bits: what etcd's API carries.
+uint32_t Fold(const std::string& digest) { return static_cast<uint32_t>(ReadBigEndian64(digest) >> 32); }
+
+// Whether everything applied is in the engine (see HashKv).
+bool AllFlushed(const rocksdb::WriteBatch* unflushed) { return unflushed->Count() == 0; }
 
 }  // namespace
 
@@ -36,8 +35,7 @@ absl::StatusOr<StateMachine::KvHash> StateMachine::HashKv(int64_t revision) cons
   {
     // Versions applied but not yet flushed are not in the engine; the apply thread flushes after
     // each group, so this waits at most one group's apply.
-    mu_.ReaderLockWhen(absl::Condition(
-        +[](const rocksdb::WriteBatch* batch) { return batch->Count() == 0; }, &unflushed_));
+    mu_.ReaderLockWhen(absl::Condition(&AllFlushed, &unflushed_));
     const int64_t current = store_.revision();
     const int64_t compacted = store_.compacted_revision();
     absl::Status refused;
@@ -60,10 +58,9 @@ absl::StatusOr<StateMachine::KvHash> StateMachine::HashKv(int64_t revision) cons
   return result;
 }
 
-uint32_t StateMachine::HashAll() const {
+absl::StatusOr<uint32_t> StateMachine::HashAll() const {
   std::shared_ptr<const rocksdb::Snapshot> view;
-  mu_.ReaderLockWhen(absl::Condition(
-      +[](const rocksdb::WriteBatch* batch) { return batch->Count() == 0; }, &unflushed_));
+  mu_.ReaderLockWhen(absl::Condition(&AllFlushed, &unflushed_));
   view = engine_->Pin();
   mu_.ReaderUnlock();
   Sha256 sha;
@@ -73,6 +70,7 @@ uint32_t StateMachine::HashAll() const {
     if (keys::IsMemberLocal(std::string_view(key.data(), key.size()))) continue;
     HashRecord(sha, key, it->value());
   }
+  if (!it->status().ok()) return absl::DataLossError("reading the store for its hash: " + it->status().ToString());
   return Fold(sha.Final());
 }
 

@@ -98,7 +98,7 @@ class StateMachine {
   // up the apply thread while it hashes.
   absl::StatusOr<KvHash> HashKv(int64_t revision) const;
   // etcd's Hash: every replicated record (keys, leases, members, auth, alarms, ...), as of now.
-  uint32_t HashAll() const;
+  absl::StatusOr<uint32_t> HashAll() const;
 
   // --- The Azure Blob adapter's table (see blob_ops.h). ---
   // Answers a blob read as of `now_ms` from the current state.

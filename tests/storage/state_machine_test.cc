@@ -352,7 +352,7 @@ TEST_F(StateMachineTest, HashesAgreeOnTheSameStateAndTellOthersApart) {
   auto at4 = sm_->HashKv(0);
   ASSERT_TRUE(at4.ok()) << at4.status();
   EXPECT_EQ(at4->revision, 4);
-  const uint32_t all = sm_->HashAll();
+  const uint32_t all = *sm_->HashAll();
 
   std::unique_ptr<Engine> twin_engine, other_engine;
   std::unique_ptr<StateMachine> twin, other;
@@ -377,9 +377,9 @@ TEST_F(StateMachineTest, HashesAgreeOnTheSameStateAndTellOthersApart) {
   twin->FlushApplied();
   other->FlushApplied();
   EXPECT_EQ(twin->HashKv(0)->hash, at4->hash);
-  EXPECT_EQ(twin->HashAll(), all);
+  EXPECT_EQ(*twin->HashAll(), all);
   EXPECT_NE(other->HashKv(0)->hash, at4->hash);
-  EXPECT_NE(other->HashAll(), all);
+  EXPECT_NE(*other->HashAll(), all);
 
   Put("c", "3");
   EXPECT_NE(sm_->HashKv(0)->hash, at4->hash);

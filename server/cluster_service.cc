@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "server/caller.h"
 #include "server/flags.h"
 #include "server/propose_reactor.h"
 #include "storage/etcd_errors.h"
@@ -24,6 +25,12 @@ void FillMembers(Member* member, Response* response) {
   member->FillHeader(response->mutable_header());
   // etcd leaves the revision out of membership responses' headers.
   response->mutable_header()->set_revision(0);
+}
+
+// Peer URLs a member may be given: at least one, each a URL with a host and port the peers can dial.
+// (etcd 3.4 takes any list in MemberUpdate, even an empty one that leaves the member unreachable.)
+bool ValidPeerUrls(const google::protobuf::RepeatedPtrField<std::string>& urls) {
+  return !urls.empty() && std::all_of(urls.begin(), urls.end(), [](const std::string& url) { return HostPortOfUrl(url).ok(); });
 }
 
 }  // namespace
@@ -54,12 +61,9 @@ grpc::ServerUnaryReactor* ClusterService::Change(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::MemberAddRequest* request,
                                                     etcdserverpb::MemberAddResponse* response) {
-  if (request->peerurls().empty()) return FinishNow(context, errors::MemberBadUrls());
+  if (!ValidPeerUrls(request->peerurls())) return FinishNow(context, errors::MemberBadUrls());
   internalpb::MemberRecord record;
-  for (const auto& url : request->peerurls()) {
-    if (!HostPortOfUrl(url).ok()) return FinishNow(context, errors::MemberBadUrls());
-    record.add_peer_urls(url);
-  }
+  *record.mutable_peer_urls() = request->peerurls();
   for (const auto& existing : member_->state_machine().members().List()) {
     for (const auto& url : existing.peer_urls()) {
       if (std::find(request->peerurls().begin(), request->peerurls().end(), url) != request->peerurls().end()) {
@@ -88,6 +92,28 @@ grpc::ServerUnaryReactor* ClusterService::MemberRemove(grpc::CallbackServerConte
   change.set_type(raftpb::CONF_REMOVE_NODE);
   change.set_node_id(request->id());
   return Change(context, std::move(change), internalpb::MemberRecord(), response);
+}
+
+grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerContext* context,
+                                                       const etcdserverpb::MemberUpdateRequest* request,
+                                                       etcdserverpb::MemberUpdateResponse* response) {
+  if (absl::Status st = CheckCallerIsAdmin(*member_, *context); !st.ok()) return FinishNow(context, st);
+  if (!member_->state_machine().members().Find(request->id())) return FinishNow(context, errors::MemberNotFound());
+  if (!ValidPeerUrls(request->peerurls())) return FinishNow(context, errors::MemberBadUrls());
+  absl::StatusOr<std::string> user = CallerOf(*member_, *context);
+  if (!user.ok()) return FinishNow(context, user.status());
+  internalpb::InternalRequest entry;
+  // The caller travels with the entry, so the root role is checked again in log order.
+  entry.mutable_caller()->set_user(std::move(*user));
+  internalpb::MemberRecord* update = entry.mutable_member_update();
+  update->set_id(request->id());
+  *update->mutable_peer_urls() = request->peerurls();
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  member_->Submit(std::move(entry), [this, reactor, response](storage::ApplyResult result) {
+    if (result.status.ok()) FillMembers(member_, response);
+    reactor->Finish(ToGrpcStatus(result.status));
+  });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* ClusterService::MemberPromote(grpc::CallbackServerContext* context,

@@ -1,5 +1,6 @@
 // etcdserverpb.Cluster: the member list from the replicated member table, and membership changes
-// (add, remove, promote) proposed one at a time through the log. Also served on the peer port, where
+// (add, remove, promote) proposed one at a time through the log. MemberUpdate (new peer URLs for a
+// member) is an ordinary entry: it does not change Raft's configuration. Also served on the peer port, where
 // a member joining with --initial-cluster-state existing looks up its id.
 #pragma once
 
@@ -20,6 +21,9 @@ class ClusterService final : public etcdserverpb::Cluster::CallbackService {
   grpc::ServerUnaryReactor* MemberRemove(grpc::CallbackServerContext* context,
                                          const etcdserverpb::MemberRemoveRequest* request,
                                          etcdserverpb::MemberRemoveResponse* response) override;
+  grpc::ServerUnaryReactor* MemberUpdate(grpc::CallbackServerContext* context,
+                                         const etcdserverpb::MemberUpdateRequest* request,
+                                         etcdserverpb::MemberUpdateResponse* response) override;
   grpc::ServerUnaryReactor* MemberPromote(grpc::CallbackServerContext* context,
                                           const etcdserverpb::MemberPromoteRequest* request,
                                           etcdserverpb::MemberPromoteResponse* response) override;

@@ -49,6 +49,8 @@ const std::map<std::string, Route, std::less<>>& Routes() {
       {"cluster/member/add", R<pb::MemberAddRequest, pb::MemberAddResponse>("/etcdserverpb.Cluster/MemberAdd")},
       {"cluster/member/remove",
        R<pb::MemberRemoveRequest, pb::MemberRemoveResponse>("/etcdserverpb.Cluster/MemberRemove")},
+      {"cluster/member/update",
+       R<pb::MemberUpdateRequest, pb::MemberUpdateResponse>("/etcdserverpb.Cluster/MemberUpdate")},
       {"cluster/member/promote",
        R<pb::MemberPromoteRequest, pb::MemberPromoteResponse>("/etcdserverpb.Cluster/MemberPromote")},
       {"maintenance/status", R<pb::StatusRequest, pb::StatusResponse>("/etcdserverpb.Maintenance/Status")},

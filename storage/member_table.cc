@@ -1,5 +1,9 @@
 #include "storage/member_table.h"
 
+#include <algorithm>
+
+#include "storage/etcd_errors.h"
+
 namespace leasehold::storage {
 namespace {
 constexpr std::string_view kMemberPrefix = "member/";
@@ -71,6 +75,23 @@ void MemberTable::ApplyPublish(const internalpb::MemberRecord& record, rocksdb::
   it->second.set_name(record.name());
   *it->second.mutable_client_urls() = record.client_urls();
   Persist(it->second, batch);
+}
+
+absl::Status MemberTable::ApplyUpdate(const internalpb::MemberRecord& update, rocksdb::WriteBatch* batch) {
+  absl::MutexLock lock(&mu_);
+  auto it = members_.find(update.id());
+  if (it == members_.end()) return errors::MemberNotFound();
+  for (const auto& [id, other] : members_) {
+    if (id == update.id()) continue;
+    for (const auto& url : update.peer_urls()) {
+      if (std::find(other.peer_urls().begin(), other.peer_urls().end(), url) != other.peer_urls().end()) {
+        return errors::PeerUrlExists();
+      }
+    }
+  }
+  *it->second.mutable_peer_urls() = update.peer_urls();
+  Persist(it->second, batch);
+  return absl::OkStatus();
 }
 
 std::vector<internalpb::MemberRecord> MemberTable::List() const {

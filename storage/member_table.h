@@ -32,6 +32,11 @@ class MemberTable {
   // Records a member's own announcement of its name and client URLs; unknown members are ignored
   // (a member removed while its publish was in flight).
   void ApplyPublish(const internalpb::MemberRecord& record, rocksdb::WriteBatch* batch);
+  // etcd's MemberUpdate: member `update.id()` gets `update.peer_urls()`. etcd's "member not found"
+  // when it is gone, "Peer URLs already exists" when another member has one of the URLs (checked
+  // here, at apply, since members may change between the call and its entry); the table is then
+  // unchanged.
+  absl::Status ApplyUpdate(const internalpb::MemberRecord& update, rocksdb::WriteBatch* batch);
 
   std::vector<internalpb::MemberRecord> List() const;  // ordered by id
   std::optional<internalpb::MemberRecord> Find(uint64_t id) const;

@@ -440,6 +440,9 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
     case internalpb::InternalRequest::kMemberPublish:
       members_.ApplyPublish(entry.member_publish(), &batch);
       break;
+    case internalpb::InternalRequest::kMemberUpdate:
+      result.status = members_.ApplyUpdate(entry.member_update(), &batch);
+      break;
     case internalpb::InternalRequest::kBlob:
       *response.mutable_blob() = ApplyBlobRequest(entry.blob(), entry.time_unix_ms(), &blobs_, &blob_timer_, &batch);
       break;

@@ -3,7 +3,8 @@
 # every command; kill -9 of the leader under writes and keep-alives loses no acknowledged write,
 # keeps the kept-alive lease, revokes the abandoned one on time, honours a renewal acknowledged just
 # before the kill; the killed member catches up; a full restart keeps the state; a member cut off
-# from the quorum refuses writes with etcd's errors; members are added and removed under load.
+# from the quorum refuses writes with etcd's errors; members are added and removed under load; a
+# member moves to another peer address.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
 now() { date +%s.%N; }
@@ -172,6 +173,26 @@ run_ctl_at "$L" member remove "$NEW_ID"
 check "removing an unknown member" "Error: etcdserver: member not found" "$ERR"
 run_ctl_at "$L" member add m5 --peer-urls="http://127.0.0.1:${PPORT[1]}"
 check "adding a member with taken peer URLs" "Error: etcdserver: Peer URLs already exists" "$ERR"
+
+# A member moves to another peer address (etcd's member update, then a restart there): the others
+# reach it at the new address only, since nothing listens at the old one any more.
+L=$(leader_index); M=$(( L % 3 + 1 ))
+MID=$(member_hex "$M"); OLD_PEER=${PPORT[$M]}; NEW_PEER=$(free_port)
+run_ctl_at "$L" member update "$MID" --peer-urls="http://127.0.0.1:$NEW_PEER"
+check_match "member update" "^Member +$MID updated in cluster +[0-9a-f]+$" "$OUT"
+check_match "member list shows the new peer URL" "^$MID, started, m$M, http://127.0.0.1:$NEW_PEER, " \
+  "$(ctl_at "$L" member list | grep "^$MID")"
+member_stop "$M" TERM
+PPORT[$M]=$NEW_PEER
+member_start "$M"
+ctl_at "$L" put after-move 1 >/dev/null
+for _ in $(seq 1 100); do [ -n "$(ctl_at "$M" get after-move --consistency=s --keys-only 2>/dev/null)" ] && break; sleep 0.1; done
+check "moved member gets new writes at its new address" "after-move" \
+  "$(ctl_at "$M" get after-move --consistency=s --keys-only | head -1)"
+run_ctl_at "$L" member update "$MID" --peer-urls="http://127.0.0.1:${PPORT[$L]}"
+check "member update to another member's peer URL" "Error: etcdserver: Peer URLs already exists" "$ERR"
+run_ctl_at "$L" member update 1234 --peer-urls="http://127.0.0.1:$OLD_PEER"
+check "member update of an unknown member" "Error: etcdserver: member not found" "$ERR"
 
 cluster_stop_all
 if [ "$E2E_FAILED" -gt 0 ]; then for f in "$E2E_DIR"/m*.log; do echo "== $f"; grep -v '"level":"info"' "$f" | tail -n 5; done; fi

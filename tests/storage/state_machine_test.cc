@@ -414,5 +414,45 @@ TEST_F(StateMachineTest, HashKvRefusesCompactedAndFutureRevisionsAsEtcd) {
   EXPECT_EQ(at3->hash, sm_->HashKv(0)->hash);
 }
 
+// etcd's MemberUpdate as an entry: the member's peer URLs change and stay changed after a restart;
+// an unknown member, or URLs another member has, are refused at apply and change nothing.
+TEST_F(StateMachineTest, MemberUpdateReplacesPeerUrlsOrRefusesAsEtcd) {
+  auto add = [&](uint64_t id, const std::string& url) {
+    raftpb::ConfChange change;
+    change.set_type(raftpb::CONF_ADD_VOTER);
+    change.set_node_id(id);
+    internalpb::MemberRecord record;
+    record.add_peer_urls(url);
+    change.set_context(record.SerializeAsString());
+    sm_->ApplyConfChange(next_index_++, change, raftpb::ConfState());
+    sm_->FlushApplied();
+  };
+  add(1, "http://10.0.0.1:2380");
+  add(2, "http://10.0.0.2:2380");
+  auto update = [&](uint64_t id, std::vector<std::string> urls) {
+    internalpb::InternalRequest e;
+    e.mutable_member_update()->set_id(id);
+    for (auto& url : urls) e.mutable_member_update()->add_peer_urls(url);
+    return Apply(e).status;
+  };
+  auto urls_of = [&](uint64_t id) {
+    auto record = sm_->members().Find(id);
+    return record ? std::vector<std::string>(record->peer_urls().begin(), record->peer_urls().end())
+                  : std::vector<std::string>{"absent"};
+  };
+
+  EXPECT_EQ(update(3, {"http://10.0.0.3:2380"}), errors::MemberNotFound());
+  EXPECT_EQ(update(2, {"http://10.0.0.9:2380", "http://10.0.0.1:2380"}), errors::PeerUrlExists());
+  EXPECT_EQ(urls_of(2), std::vector<std::string>{"http://10.0.0.2:2380"});
+
+  ASSERT_TRUE(update(2, {"http://10.0.0.2:2380", "http://10.0.0.7:2381"}).ok());  // its own URL may stay
+  EXPECT_EQ(urls_of(2), (std::vector<std::string>{"http://10.0.0.2:2380", "http://10.0.0.7:2381"}));
+  EXPECT_EQ(urls_of(1), std::vector<std::string>{"http://10.0.0.1:2380"});
+  const uint64_t applied = sm_->applied_index();
+  Reopen();
+  EXPECT_EQ(sm_->applied_index(), applied);
+  EXPECT_EQ(urls_of(2), (std::vector<std::string>{"http://10.0.0.2:2380", "http://10.0.0.7:2381"}));
+}
+
 }  // namespace
 }  // namespace leasehold::storage

@@ -100,7 +100,6 @@ absl::StatusOr<RangeResult> MvccStore::Range(std::string_view key, std::string_v
   int64_t rev = options.revision > 0 ? options.revision : current_;
   if (rev > current_) return errors::FutureRevision();
   if (rev < compacted_) return errors::Compacted();
-  result.revision = rev;
   absl::Status status;
   if (rev == current_) {
     ForEachLiveRecord(key, range_end, [&](std::string_view k, const KeyRecord& r) {

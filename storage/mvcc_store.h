@@ -50,7 +50,6 @@ struct RangeOptions {
 struct RangeResult {
   std::vector<mvccpb::KeyValue> kvs;  // in key order
   int64_t count = 0;                  // keys in the range, regardless of limit
-  int64_t revision = 0;               // the revision the range was read at
 };
 
 class MvccStore {

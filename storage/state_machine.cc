@@ -155,7 +155,8 @@ absl::StatusOr<etcdserverpb::RangeResponse> StateMachine::RangeLocked(const Rang
     response.set_more(true);
   }
   response.set_count(result.count);
-  response.mutable_header()->set_revision(txn_revision > 0 ? txn_revision : result.revision);
+  // As etcd: the store's current revision (a write transaction's own), even for a read of the past.
+  response.mutable_header()->set_revision(txn_revision > 0 ? txn_revision : store_.revision());
   for (auto& kv : kvs) {
     if (request.keys_only()) kv.clear_value();
     *response.add_kvs() = std::move(kv);

@@ -96,6 +96,25 @@ TEST_F(StateMachineTest, RevisionsFollowEtcd) {
   // History: at revision 3 the key held "2"; at 4 it did not exist.
   EXPECT_EQ(Get("a", "", 3).kvs(0).value(), "2");
   EXPECT_EQ(Get("a", "", 4).kvs_size(), 0);
+  // A read of the past answers, as etcd's does, with the current revision in its header; so does
+  // such a range inside a read-only transaction, and inside a writing one with the transaction's
+  // revision at that point (before its first write, the one it started from).
+  EXPECT_EQ(Get("a", "", 3).header().revision(), sm_->revision());
+  etcdserverpb::TxnRequest past;
+  past.add_success()->mutable_request_range()->set_key("a");
+  past.mutable_success(0)->mutable_request_range()->set_revision(3);
+  auto read_only = sm_->ReadOnlyTxn(past);
+  ASSERT_TRUE(read_only.ok()) << read_only.status();
+  EXPECT_EQ(read_only->responses(0).response_range().kvs(0).value(), "2");
+  EXPECT_EQ(read_only->responses(0).response_range().header().revision(), sm_->revision());
+  internalpb::InternalRequest writing;
+  *writing.mutable_txn() = past;
+  writing.mutable_txn()->add_success()->mutable_request_put()->set_key("b");
+  const int64_t before = sm_->revision();
+  const auto written = Apply(writing).response.txn();
+  EXPECT_EQ(written.responses(0).response_range().kvs(0).value(), "2");
+  EXPECT_EQ(written.responses(0).response_range().header().revision(), before);
+  Delete("b");
 }
 
 TEST_F(StateMachineTest, RangeOptions) {

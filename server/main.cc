@@ -148,11 +148,12 @@ int Serve(const Flags& flags) {
     tokens.Add(grant.token(), {grant.name(), grant.password_hash(), sm->auth().enabled_revision()}, absl::Now());
   };
   NodeLoop node(engine->get(), state_machine->get(), log_store->get(), &transport, node_options,
-                [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision, bool resync) {
+                [&watch_hub](const std::vector<mvccpb::Event>& events, int64_t revision, bool resync,
+                             const std::function<void()>& answer) {
                   if (resync) {
                     watch_hub.Resync(revision);
                   } else {
-                    watch_hub.Publish(events, revision);
+                    watch_hub.Publish(events, revision, answer);
                   }
                 });
   node_for_reports = &node;

@@ -694,12 +694,18 @@ void NodeLoop::Respond() {
       ready.swap(to_respond_);
     }
     for (auto& group : ready) {
-      // Watchers first: a lock waiter hears of its predecessor's deletion as early as possible.
+      bool answered = false;
+      const std::function<void()> answer = [&group, &answered] {
+        if (answered) return;
+        answered = true;
+        for (auto& [done, result] : group.completions) done(std::move(result));
+        for (auto& [done, status] : group.status_completions) done(status);
+      };
+      // The observer answers the writers midway through its watchers (see WatchHub::Publish).
       if (observer_ && (!group.events.empty() || group.revision != 0)) {
-        observer_(group.events, group.revision, group.resync);
+        observer_(group.events, group.revision, group.resync, answer);
       }
-      for (auto& [done, result] : group.completions) done(std::move(result));
-      for (auto& [done, status] : group.status_completions) done(status);
+      answer();
     }
     ready.clear();
   }

@@ -72,9 +72,11 @@ class NodeLoop : public Proposer {
   };
   // Sees each applied group's events and the revision after it, in log order, on the responder
   // thread; `resync` is set (with no events) after a snapshot replaced the state, whose events were
-  // never published.
-  using ApplyObserver =
-      std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision, bool resync)>;
+  // never published. The group's writers and reads are answered when the observer calls `answer`
+  // (at most once; it may, between the watchers that should hear first and the rest), or else
+  // once it returns.
+  using ApplyObserver = std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision, bool resync,
+                                           const std::function<void()>& answer)>;
   using StatusDone = std::function<void(absl::Status)>;
 
   // None of the pointers is owned; all must outlive this object.

@@ -31,7 +31,7 @@ bool WatchHub::Matches(const Watcher& w, const mvccpb::Event& event) const {
   return storage::MvccStore::InRange(event.kv().key(), w.spec.key, w.spec.range_end);
 }
 
-bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events) {
+bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t revision) {
   if (events.empty()) return true;
   if (!w.spec.prev_kv) {
     for (auto& e : events) e.clear_prev_kv();
@@ -58,7 +58,7 @@ bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events) {
       chunk.assign(std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(begin)),
                    std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(end)));
     }
-    if (!w.sink->Deliver(w.spec, std::move(chunk), published_revision_)) return false;
+    if (!w.sink->Deliver(w.spec, std::move(chunk), revision)) return false;
     w.next_revision = last + 1;
     w.idle = false;
     begin = end;
@@ -66,28 +66,55 @@ bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events) {
   return true;
 }
 
-void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revision) {
+void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revision,
+                       const std::function<void()>& midway) {
+  bool all_served = true;
+  {
+    absl::MutexLock lock(&mu_);
+    int served = 0;
+    if (!events.empty()) {
+      for (auto& [sink, watchers] : watchers_) {
+        if (served == kStreamsServedFirst) {
+          all_served = false;
+          break;
+        }
+        if (ServeLocked(watchers, events, revision)) ++served;
+      }
+    }
+    if (all_served) published_revision_ = revision;
+  }
+  // Without the lock: answering may lead to calls into the hub.
+  midway();
+  if (all_served) return;
   absl::MutexLock lock(&mu_);
-  published_revision_ = revision;
-  if (events.empty()) return;
+  // Every stream again: those served above, and watchers added or caught up meanwhile (from
+  // history up to the earlier published revision), have moved their next_revision past what they
+  // got, so Matches skips it.
   std::vector<absl::flat_hash_map<int64_t, Watcher>*> sinks;
   sinks.reserve(watchers_.size());
   for (auto& [sink, watchers] : watchers_) sinks.push_back(&watchers);
   // Sinks are disjoint, so chunks of them can be served in parallel; we hold mu_ throughout.
   fan_out_.Run(sinks.size(), /*min_parallel=*/64, [&](size_t begin, size_t end) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    for (size_t i = begin; i < end; ++i) {
-      for (auto& [id, w] : *sinks[i]) {
-        if (w.lagging) continue;
-        std::vector<mvccpb::Event> mine;
-        for (const auto& e : events) {
-          if (Matches(w, e)) mine.push_back(e);
-        }
-        if (mine.empty()) continue;
-        // A full sink leaves next_revision where it was; the missed events are replayed from history.
-        if (!SendLocked(w, std::move(mine))) w.lagging = true;
-      }
-    }
+    for (size_t i = begin; i < end; ++i) ServeLocked(*sinks[i], events, revision);
   });
+  published_revision_ = revision;
+}
+
+bool WatchHub::ServeLocked(absl::flat_hash_map<int64_t, Watcher>& watchers, const std::vector<mvccpb::Event>& events,
+                           int64_t revision) {
+  bool sent = false;
+  for (auto& [id, w] : watchers) {
+    if (w.lagging) continue;
+    std::vector<mvccpb::Event> mine;
+    for (const auto& e : events) {
+      if (Matches(w, e)) mine.push_back(e);
+    }
+    if (mine.empty()) continue;
+    sent = true;
+    // A full sink leaves next_revision where it was; the missed events are replayed from history.
+    if (!SendLocked(w, std::move(mine), revision)) w.lagging = true;
+  }
+  return sent;
 }
 
 bool WatchHub::ReplayLocked(Watcher& w) {
@@ -102,7 +129,7 @@ bool WatchHub::ReplayLocked(Watcher& w) {
   for (auto& e : history) {
     if (Matches(w, e)) mine.push_back(std::move(e));
   }
-  if (!SendLocked(w, std::move(mine))) return false;
+  if (!SendLocked(w, std::move(mine), published_revision_)) return false;
   w.next_revision = published_revision_ + 1;
   return true;
 }

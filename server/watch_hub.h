@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,13 @@ class WatchHub {
   explicit WatchHub(storage::StateMachine* state_machine);
 
   // Called by the apply thread after the group holding these events has been flushed; `revision` is
-  // the store revision after the group.
-  void Publish(const std::vector<mvccpb::Event>& events, int64_t revision);
+  // the store revision after the group. Serves the first few streams with a matching watcher, then
+  // calls `midway` (without the hub's lock held), then serves the others. So a lock waiter hears of
+  // its predecessor's deletion before the deleter's answer goes out, and a write watched by
+  // thousands is not answered only after all of them. published_revision() moves to `revision`
+  // once every stream is served: until then a created, cancelled or progress response may name the
+  // earlier revision (a lower bound, never a promise of events a watcher has not had).
+  void Publish(const std::vector<mvccpb::Event>& events, int64_t revision, const std::function<void()>& midway);
 
   // Registers a watcher and replays its history. On a compacted start revision, registers nothing and
   // returns OutOfRange with `*compact_revision` set. The revision the watcher is current at is
@@ -89,12 +95,18 @@ class WatchHub {
     bool idle = true;  // no event sent since the last progress notification
   };
   static constexpr int kMaxRevisionsPerResponse = 1000;  // etcd's watchBatchMaxRevs
+  static constexpr int kStreamsServedFirst = 4;          // by Publish, before its `midway`
   bool Matches(const Watcher& w, const mvccpb::Event& event) const;
+  // Sends each of one stream's watchers (not lagging) the events it matches and has not had yet, at
+  // header revision `revision`. True if it sent any.
+  bool ServeLocked(absl::flat_hash_map<int64_t, Watcher>& watchers, const std::vector<mvccpb::Event>& events,
+                   int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers history [w.next_revision, published_revision_] to `w`. False when the sink is full.
   bool ReplayLocked(Watcher& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers `events` (ascending) to `w` in responses of at most kMaxRevisionsPerResponse
-  // revisions. False when the sink refused one; what went before it counts as delivered.
-  bool SendLocked(Watcher& w, std::vector<mvccpb::Event> events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // revisions, with header revision `revision`. False when the sink refused one; what went before
+  // it counts as delivered.
+  bool SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Replays the lagging watchers of one sink (dropping those whose history was compacted).
   void CatchUpLocked(WatchSink* sink, absl::flat_hash_map<int64_t, Watcher>& watchers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

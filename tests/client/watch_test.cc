@@ -185,6 +185,54 @@ TEST(ClientTest, LargeResponsesArriveInFragmentsAndAreJoined) {
   for (const auto& r : responses) EXPECT_FALSE(r.fragment());
 }
 
+// Many streams watch one prefix while writes go on, some opened from a past revision in the middle
+// of it: each stream gets every event once, in revision order, whichever way the server reaches it
+// (live fan-out, the streams it serves before answering the writer, or replay from history).
+TEST(ClientTest, EveryStreamGetsEachEventOnceInOrderWhileStreamsJoin) {
+  TestServer server;
+  auto client = Connect({server.endpoint()});
+  auto first = client->Put("f/first", "0");
+  ASSERT_TRUE(first.ok()) << first.status();
+  constexpr int kPuts = 300;
+  constexpr int kEarly = 10, kLate = 6;
+  std::vector<std::unique_ptr<RawWatchStream>> streams;
+  std::vector<std::vector<int64_t>> revisions(kEarly + kLate);
+  std::vector<std::thread> readers;
+  auto open = [&](int i, int64_t start_revision) {
+    streams.push_back(std::make_unique<RawWatchStream>(server.endpoint()));
+    etcdserverpb::WatchRequest create;
+    create.mutable_create_request()->set_key("f/");
+    create.mutable_create_request()->set_range_end(PrefixEnd("f/"));
+    create.mutable_create_request()->set_start_revision(start_revision);
+    ASSERT_TRUE(streams.back()->stream->Write(create));
+    etcdserverpb::WatchResponse created;
+    ASSERT_TRUE(streams.back()->stream->Read(&created));
+    ASSERT_TRUE(created.created());
+    readers.emplace_back([stream = streams.back().get(), seen = &revisions[static_cast<size_t>(i)]] {
+      etcdserverpb::WatchResponse r;
+      while (seen->size() < static_cast<size_t>(kPuts + 1) && stream->stream->Read(&r)) {
+        for (const auto& e : r.events()) seen->push_back(e.kv().mod_revision());
+      }
+    });
+  };
+  for (int i = 0; i < kEarly; ++i) open(i, first->header().revision());
+  std::thread writer([&] {
+    for (int n = 0; n < kPuts; ++n) ASSERT_TRUE(client->Put("f/" + std::to_string(n % 7), std::to_string(n)).ok());
+  });
+  for (int i = kEarly; i < kEarly + kLate; ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+    open(i, first->header().revision());
+  }
+  writer.join();
+  for (auto& t : readers) t.join();
+  for (size_t i = 0; i < revisions.size(); ++i) {
+    ASSERT_EQ(revisions[i].size(), static_cast<size_t>(kPuts + 1)) << "stream " << i;
+    for (size_t j = 0; j < revisions[i].size(); ++j) {
+      EXPECT_EQ(revisions[i][j], first->header().revision() + static_cast<int64_t>(j)) << "stream " << i;
+    }
+  }
+}
+
 TEST(ClientTest, IdleWatchersGetProgressNotificationsWhenTheyAskForThem) {
   TestServer server({"--experimental-watch-progress-notify-interval=200ms"});
   auto client = Connect({server.endpoint()});

@@ -154,7 +154,11 @@ std::optional<LeaseCollection::TimeToLive> LeaseCollection::Lookup(int64_t id, i
   if (it == lease_map_.end()) return std::nullopt;
   TimeToLive ttl;
   ttl.granted_ttl_seconds = it->second.ttl_seconds;
-  ttl.remaining_seconds = (ExpiryLocked(id, it->second) - now_ms) / 1000;
+  // Whole seconds, truncated, as etcd's TTL. Our clocks count milliseconds: a read in the very
+  // millisecond of the grant or renewal would show the full TTL, where etcd's nanosecond clock has
+  // always moved on (a fresh 10 s lease reads 9), so time left counts as a hair under what it says.
+  const int64_t left_ms = ExpiryLocked(id, it->second) - now_ms;
+  ttl.remaining_seconds = (left_ms > 0 ? left_ms - 1 : left_ms) / 1000;
   if (with_keys) ttl.keys.assign(it->second.keys.begin(), it->second.keys.end());
   return ttl;
 }

@@ -87,7 +87,7 @@ TEST(LeaseCollectionTest, PromoteUsesCheckpointedDeadlinePlusAllowance) {
   leases.Grant(1, 60, 60'000);
   leases.Checkpoint(1, 90'000);
   leases.Promote(2'000, /*now_ms=*/0);
-  auto ttl = leases.Lookup(1, 80'000, false);
+  auto ttl = leases.Lookup(1, 79'500, false);
   ASSERT_TRUE(ttl.has_value());
   EXPECT_EQ(ttl->granted_ttl_seconds, 60);
   EXPECT_EQ(ttl->remaining_seconds, 12);
@@ -117,6 +117,11 @@ TEST(LeaseCollectionTest, TimeToLiveTruncatesAndListsKeys) {
   ASSERT_TRUE(ttl.has_value());
   EXPECT_EQ(ttl->remaining_seconds, 9);
   EXPECT_EQ(ttl->keys, (std::vector<std::string>{"k1", "k2"}));
+  // Read in the grant's own millisecond: 9 still, as etcd answers right after a grant.
+  EXPECT_EQ(leases.Lookup(5, 0, false)->remaining_seconds, 9);
+  EXPECT_EQ(leases.Lookup(5, 8'999, false)->remaining_seconds, 1);
+  EXPECT_EQ(leases.Lookup(5, 9'999, false)->remaining_seconds, 0);
+  EXPECT_EQ(leases.Lookup(5, 10'000, false)->remaining_seconds, 0);
   EXPECT_FALSE(leases.Lookup(6, 0, false).has_value());
 }
 

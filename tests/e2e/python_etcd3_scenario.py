@@ -148,6 +148,9 @@ def leases():
 
 check("leases: grant, keys, expiry, refresh, revoke", leases)
 
+# Asked at once, a fresh lease has less than its TTL left: etcd says TTL-1 every time.
+check("time to live right after granting", lambda: sorted({client.lease(10).remaining_ttl for _ in range(50)}))
+
 
 def locks():
     lock = client.lock("py-lock", ttl=3)

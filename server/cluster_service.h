@@ -1,7 +1,7 @@
 // etcdserverpb.Cluster: the member list from the replicated member table, and membership changes
 // (add, remove, promote) proposed one at a time through the log. MemberUpdate (new peer URLs for a
-// member) is an ordinary entry: it does not change Raft's configuration. Also served on the peer port, where
-// a member joining with --initial-cluster-state existing looks up its id.
+// member) is an ordinary entry: it does not change Raft's configuration. Also served on the peer
+// port, where a member joining with --initial-cluster-state existing looks up its id.
 #pragma once
 
 #include "etcdserverpb/rpc.grpc.pb.h"

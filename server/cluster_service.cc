@@ -97,11 +97,12 @@ grpc::ServerUnaryReactor* ClusterService::MemberRemove(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerContext* context,
                                                        const etcdserverpb::MemberUpdateRequest* request,
                                                        etcdserverpb::MemberUpdateResponse* response) {
-  if (absl::Status st = CheckCallerIsAdmin(*member_, *context); !st.ok()) return FinishNow(context, st);
-  if (!member_->state_machine().members().Find(request->id())) return FinishNow(context, errors::MemberNotFound());
-  if (!ValidPeerUrls(request->peerurls())) return FinishNow(context, errors::MemberBadUrls());
+  // Permission first, as etcd: a caller without the root role learns nothing about members.
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
+  if (absl::Status st = member_->state_machine().auth().CheckAdmin(*user); !st.ok()) return FinishNow(context, st);
+  if (!member_->state_machine().members().Find(request->id())) return FinishNow(context, errors::MemberNotFound());
+  if (!ValidPeerUrls(request->peerurls())) return FinishNow(context, errors::MemberBadUrls());
   internalpb::InternalRequest entry;
   // The caller travels with the entry, so the root role is checked again in log order.
   entry.mutable_caller()->set_user(std::move(*user));

@@ -1,11 +1,13 @@
 // Backups: a member's replicated state as one portable file (what `etcdctl snapshot save` receives
 // from Maintenance.Snapshot), and a fresh data directory seeded from such a file.
 //
-// File format: the magic line "LEASEHOLD-BACKUP 1\n"; then every replicated record as
-// [u32 big-endian key length][key][u32 big-endian value length][value], in key order; then a zero
-// key length that ends the records, and zero bytes up to a multiple of 512; then the SHA-256 of
-// everything before it (32 bytes). The digest and the size (512n + 32) are what `etcdctl snapshot
-// save` checks before it keeps a file, as etcd's own snapshots are whole 512-byte pages plus digest.
+// File format: a bbolt database (see bolt_file.h) followed by its SHA-256 (32 bytes), as etcd's
+// snapshots are, so `etcdctl snapshot status` reads it and `etcdctl snapshot restore` seeds an
+// etcd member from it. Buckets: etcd's "key" (every version, in etcd's revision encoding), "lease"
+// and "meta", which is what etcd's restore reads; and "leasehold", every other replicated record
+// (leases as Leasehold keeps them, auth, blob leases, the revision) for Leasehold's own restore.
+// Files from before this format (magic line "LEASEHOLD-BACKUP 1\n", framed records, 512-byte
+// padding, digest) are still read.
 #pragma once
 
 #include <cstdint>
@@ -13,16 +15,15 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "rocksdb/iterator.h"
 #include "storage/engine.h"
 
 namespace leasehold::storage {
 
-// Produces a backup file piece by piece from one consistent view of `engine`, pinned at
-// construction, so writes that land while it streams are not in it. Not thread-safe.
+// Produces a backup file piece by piece from one consistent view of `engine`, taken at
+// construction, so writes that land while it streams are not in it. The file is laid out in memory
+// at construction (a bbolt file's meta page names its root, which comes last). Not thread-safe.
 class BackupWriter {
  public:
-  // Scans the view once to learn the exact file size.
   explicit BackupWriter(const Engine& engine);
   ~BackupWriter();
 
@@ -34,15 +35,12 @@ class BackupWriter {
   absl::StatusOr<bool> Next(size_t chunk_bytes, std::string* out);
 
  private:
-  struct Digest;
   const Engine& engine_;
   std::shared_ptr<const rocksdb::Snapshot> view_;
-  std::unique_ptr<rocksdb::Iterator> it_;
-  std::unique_ptr<Digest> digest_;
+  std::string file_;
+  absl::Status error_;  // DataLoss when the view could not be read
   uint64_t total_bytes_ = 0;
   uint64_t written_bytes_ = 0;
-  bool started_ = false;
-  bool finished_ = false;
 };
 
 struct BackupSummary {

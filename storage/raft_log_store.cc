@@ -151,6 +151,8 @@ void RaftLogStore::SetHardState(const raft::pb::HardState& hard_state, rocksdb::
   batch->Put(keys::Meta(kHardStateKey), hard_state.SerializeAsString());
 }
 
+bool RaftLogStore::IsConfStateKey(std::string_view key) { return key == keys::Meta(kConfStateKey); }
+
 void RaftLogStore::PutConfState(const raft::pb::ConfState& conf_state, rocksdb::WriteBatch* batch) {
   batch->Put(keys::Meta(kConfStateKey), conf_state.SerializeAsString());
 }

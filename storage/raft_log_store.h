@@ -56,6 +56,7 @@ class RaftLogStore : public raft::Storage {
 
   // Membership record the state machine keeps with its applied index (meta key "conf_state").
   static void PutConfState(const raft::pb::ConfState& conf_state, rocksdb::WriteBatch* batch);
+  static bool IsConfStateKey(std::string_view key);
 
   // Produces a snapshot of the application's current state for GetSnapshot (a follower needs
   // entries that were compacted away). Set once, before the Raft node reads the store.

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Backups end to end: `etcdctl snapshot save` from a running member, `leasehold snapshot status`,
-# refusal of damaged files, and `leasehold snapshot restore` seeding a new three-member cluster that
-# serves the same keys, revisions and leases.
+# etcd's own `snapshot status` and `snapshot restore` reading the file (an etcd 3.4 member restored
+# from it serves the same keys), refusal of damaged files, and `leasehold snapshot restore` seeding a
+# new single-member and a new three-member cluster that serve the same keys, revisions and leases.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
+trap 'e2e_stop_etcd; cluster_stop_all; e2e_stop_server; rm -rf "$E2E_DIR"' EXIT
 
 e2e_start_server
 LEASE=$(ctl lease grant 600 | awk '{print $2}')
 ctl put a 1 >/dev/null; ctl put b 2 --lease="$LEASE" >/dev/null; ctl put a 3 >/dev/null
 ctl put gone x >/dev/null; ctl del gone >/dev/null; ctl put c 4 >/dev/null
-BEFORE=$(ctl get --prefix "" -w json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["header"]["revision"], [(k["key"],k["value"],k["create_revision"],k["mod_revision"],k["version"],k.get("lease",0)) for k in d["kvs"]])')
+KVS='import json,sys; d=json.load(sys.stdin); print(d["header"]["revision"], [(k["key"],k["value"],k["create_revision"],k["mod_revision"],k["version"],k.get("lease",0)) for k in d["kvs"]])'
+BEFORE=$(ctl get --prefix "" -w json | python3 -c "$KVS")
 
 run_ctl snapshot save "$E2E_DIR/s.db"
 check "snapshot save succeeds" 0 "$RC"
@@ -23,6 +26,27 @@ e2e_stop_server
 STATUS=$("$LEASEHOLD_BIN" snapshot status "$E2E_DIR/s.db")
 check_match "status shows revision 7 and 3 live keys" '\|[[:space:]]+7 \|[[:space:]]+3 \|' "$STATUS"
 
+# etcd's tools read it as one of etcd's own snapshots.
+OUT=$(etcdctl snapshot status "$E2E_DIR/s.db" -w json 2>&1); RC=$?
+check "etcdctl snapshot status reads the file" 0 "$RC"
+check "and finds the saved revision" 7 "$(echo "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["revision"])' 2>&1)"
+ETCD_PORT=$(free_port); ETCD_PEER=$(free_port)
+OUT=$(etcdctl snapshot restore "$E2E_DIR/s.db" --data-dir "$E2E_DIR/etcd" --name r \
+  --initial-cluster "r=http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" 2>&1); RC=$?
+check "etcdctl snapshot restore accepts the file" 0 "$RC"
+etcd --name r --data-dir "$E2E_DIR/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+  --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER" \
+  --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-cluster "r=http://127.0.0.1:$ETCD_PEER" \
+  >"$E2E_DIR/etcd.log" 2>&1 &
+ETCD_PID=$!
+etcd_ctl() { timeout 20 etcdctl --endpoints="127.0.0.1:$ETCD_PORT" --dial-timeout=2s --command-timeout=5s "$@"; }
+for _ in $(seq 1 100); do etcd_ctl endpoint health >/dev/null 2>&1 && break; sleep 0.1; done
+check "an etcd 3.4 member restored from it serves the same keys at the same revision" "$BEFORE" \
+  "$(etcd_ctl get --prefix "" -w json | python3 -c "$KVS" 2>&1)"
+check "with the history before it" 1 "$(etcd_ctl get a --rev=2 --print-value-only)"
+check_match "and the lease with its key" "granted with TTL\(600s\).*attached keys\(\[b\]\)" "$(etcd_ctl lease timetolive "$LEASE" --keys)"
+e2e_stop_etcd
+
 cp "$E2E_DIR/s.db" "$E2E_DIR/bad.db"
 printf 'X' | dd of="$E2E_DIR/bad.db" bs=1 seek=40 conv=notrunc 2>/dev/null
 OUT=$("$LEASEHOLD_BIN" snapshot restore "$E2E_DIR/bad.db" --data-dir "$E2E_DIR/bad-dir" 2>&1); RC=$?
@@ -35,6 +59,18 @@ check "a truncated file is refused" 1 "$RC"
 OUT=$("$LEASEHOLD_BIN" snapshot restore "$E2E_DIR/s.db" --data-dir "$E2E_DIR/data" 2>&1); RC=$?
 check "restoring over an existing data dir is refused" 1 "$RC"
 
+# A new single-member cluster from the file, under another name (so another member id): it must
+# lead itself, which it cannot if the old cluster's voters came along.
+CLUSTER_N=1
+CPORT[1]=$(free_port); PPORT[1]=$(free_port); MPORT[1]=$(free_port)
+"$LEASEHOLD_BIN" snapshot restore "$E2E_DIR/s.db" --data-dir "$E2E_DIR/m1" >/dev/null || fail "restore a single member"
+member_start 1
+check "a single restored member leads itself" 1 "$(leader_index)"
+check "and serves the saved keys at the saved revision" "$BEFORE" "$(ctl_at 1 get --prefix "" -w json | python3 -c "$KVS")"
+check "and takes writes" "OK" "$(ctl_at 1 put single-member-write 1 2>&1)"
+member_stop 1
+rm -rf "$E2E_DIR/m1"
+
 # A new three-member cluster, each member restored from the same file.
 CLUSTER_N=3
 for i in 1 2 3; do
@@ -44,7 +80,7 @@ done
 for i in 1 2 3; do member_start "$i"; done
 [ -n "$(leader_index)" ] || { tail -n 20 "$E2E_DIR"/m*.log; exit 1; }
 for i in 1 2 3; do
-  AFTER=$(ctl_at "$i" get --prefix "" -w json --consistency=s | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["header"]["revision"], [(k["key"],k["value"],k["create_revision"],k["mod_revision"],k["version"],k.get("lease",0)) for k in d["kvs"]])')
+  AFTER=$(ctl_at "$i" get --prefix "" -w json --consistency=s | python3 -c "$KVS")
   check "member $i serves the saved keys at the saved revision" "$BEFORE" "$AFTER"
 done
 MEMBERS=$(ctl_at 1 member list | wc -l)

@@ -1,5 +1,6 @@
-// Backups: what a writer produces restores to the same replicated records, and damaged or foreign
-// files are refused before anything is written.
+// Backups: what a writer produces is a bbolt file in etcd's schema that restores to the same
+// replicated records (as do files in the earlier format), and damaged or foreign files are refused
+// before anything is written.
 #include "storage/backup.h"
 
 #include <fstream>
@@ -8,6 +9,8 @@
 #include <openssl/sha.h>
 
 #include "leasehold/internal.pb.h"
+#include "storage/bolt_file.h"
+#include "storage/raft_log_store.h"
 #include "tests/storage/temp_dir.h"
 
 namespace leasehold::storage {
@@ -30,6 +33,24 @@ void WriteAll(const std::string& path, const std::string& data) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
 }
 
+// A backup as earlier versions wrote it: a magic line, [u32 BE length][key][u32 BE length][value]
+// per record, a zero length, zero padding to a multiple of 512 bytes, and the SHA-256.
+std::string LegacyBackup(const std::vector<std::pair<std::string, std::string>>& records) {
+  std::string out = "LEASEHOLD-BACKUP 1\n";
+  auto u32 = [&out](size_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
+  };
+  for (const auto& [key, value] : records) {
+    u32(key.size());
+    out += key;
+    u32(value.size());
+    out += value;
+  }
+  u32(0);
+  out.append((512 - out.size() % 512) % 512, '\0');
+  return Redigest(out + std::string(32, '\0'));
+}
+
 class BackupTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -41,11 +62,17 @@ class BackupTest : public ::testing::Test {
     lease.set_deadline_unix_ms(123'456);
     batch.Put(keys::Lease(7), lease.SerializeAsString());
     batch.Put(keys::Revision({2, 0}), std::string("p") + "\x0a\x01" "a");  // 'p' + KeyValue{key:"a"}
-    Engine::PutMetaU64(&batch, "rev", 2);
+    batch.Put(keys::Revision({3, 0}), std::string("p") + "\x0a\x01" "b");
+    batch.Put(keys::Revision({4, 0}), std::string("t") + "\x0a\x01" "b");  // b deleted
+    batch.Put("ablob-record", "a blob lease");               // sorts before the versions
+    Engine::PutMetaU64(&batch, "rev", 4);
     Engine::PutMetaU64(&batch, "ci", 99);                    // the old cluster's applied index
     batch.Put(keys::Meta("member/x"), "old member");         // the old cluster's membership
     batch.Put(keys::Meta("identity"), "old identity");       // this member's own
     batch.Put(keys::LogEntry(5), "a raft log entry");
+    raft::pb::ConfState voters;                              // the old cluster's Raft voters
+    voters.add_voters(42);
+    RaftLogStore::PutConfState(voters, &batch);
     ASSERT_TRUE(source_->Write(&batch, true).ok());
     WriteAll(path_, Produce(*source_, 16));
   }
@@ -68,17 +95,60 @@ TEST_F(BackupTest, FileIsPagesPlusDigestAndSummarised) {
   EXPECT_EQ(file.size() % 512, 32u);
   auto summary = InspectBackup(path_);
   ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_EQ(summary->revision, 2);
+  EXPECT_EQ(summary->revision, 4);
   EXPECT_EQ(summary->keys, 1u);
   EXPECT_EQ(summary->leases, 1u);
-  EXPECT_EQ(summary->records, 3u);  // lease, key, rev
+  EXPECT_EQ(summary->records, 6u);  // blob record, 3 versions, lease, rev
+}
+
+// What etcd's snapshot status and restore read: versions under etcd's revision keys ('t' marks a
+// deletion), leases as leasepb.Lease, the consistent index; nothing twice, no membership.
+TEST_F(BackupTest, FileIsABoltDatabaseInEtcdSchema) {
+  const std::string file = ReadAll(path_);
+  const std::string_view db = std::string_view(file).substr(0, file.size() - 32);
+  std::vector<std::pair<std::string, std::string>> versions, leases, meta, own;
+  auto into = [](auto* out) {
+    return [out](std::string_view k, std::string_view v) {
+      out->emplace_back(k, v);
+      return absl::OkStatus();
+    };
+  };
+  ASSERT_TRUE(ForEachInBoltBucket(db, "key", into(&versions)).ok());
+  ASSERT_TRUE(ForEachInBoltBucket(db, "lease", into(&leases)).ok());
+  ASSERT_TRUE(ForEachInBoltBucket(db, "meta", into(&meta)).ok());
+  ASSERT_TRUE(ForEachInBoltBucket(db, "leasehold", into(&own)).ok());
+  auto rev = [](int main, bool tombstone) {
+    std::string k(7, '\0');
+    k += static_cast<char>(main);
+    k += '_' + std::string(8, '\0');
+    return tombstone ? k + "t" : k;
+  };
+  const std::vector<std::pair<std::string, std::string>> want_versions = {
+      {rev(2, false), "\x0a\x01" "a"}, {rev(3, false), "\x0a\x01" "b"}, {rev(4, true), "\x0a\x01" "b"}};
+  EXPECT_EQ(versions, want_versions);
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].first, std::string(7, '\0') + "\x07");
+  EXPECT_EQ(leases[0].second, "\x08\x07\x10\x3c");  // ID: 7, TTL: 60
+  ASSERT_EQ(meta.size(), 1u);
+  EXPECT_EQ(meta[0].first, "consistent_index");
+  EXPECT_EQ(meta[0].second, std::string(7, '\0') + "\x63");  // 99
+  for (const auto& [key, value] : own) {
+    EXPECT_NE(key[0], keys::kRevisionPrefix);
+    EXPECT_FALSE(RaftLogStore::IsConfStateKey(key));
+  }
+  EXPECT_EQ(own.size(), 3u);  // blob record, lease, rev
 }
 
 TEST_F(BackupTest, RestoreCarriesReplicatedRecordsOnly) {
   auto target = *Engine::Open(dir_.Sub("target"));
   ASSERT_TRUE(RestoreBackup(path_, target.get()).ok());
-  EXPECT_EQ(*target->Get(keys::Revision({2, 0})), *source_->Get(keys::Revision({2, 0})));
-  EXPECT_EQ(*target->GetMetaU64("rev"), 2u);
+  for (int64_t main : {2, 3, 4}) {
+    EXPECT_EQ(*target->Get(keys::Revision({main, 0})), *source_->Get(keys::Revision({main, 0}))) << main;
+  }
+  EXPECT_EQ(*target->Get("ablob-record"), "a blob lease");
+  EXPECT_EQ(*target->GetMetaU64("rev"), 4u);
+  // A restored member founds a new cluster: the old one's voters would wait for votes forever.
+  EXPECT_TRUE(absl::IsNotFound(target->Get(keys::Meta("conf_state")).status()));
   EXPECT_EQ(*target->GetMetaU64("ci"), 0u);
   EXPECT_TRUE(absl::IsNotFound(target->Get(keys::Meta("member/x")).status()));
   EXPECT_TRUE(absl::IsNotFound(target->Get(keys::Meta("identity")).status()));
@@ -93,20 +163,40 @@ TEST_F(BackupTest, RestoreNeedsAnEmptyEngine) {
   EXPECT_TRUE(absl::IsFailedPrecondition(RestoreBackup(path_, source_.get()).status()));
 }
 
+TEST_F(BackupTest, FilesFromEarlierVersionsStillRestore) {
+  raft::pb::ConfState voters;
+  voters.add_voters(42);
+  const std::string legacy = dir_.Sub("legacy");
+  WriteAll(legacy, LegacyBackup({{keys::Revision({2, 0}), std::string("p") + "\x0a\x01" "a"},
+                                 {keys::Meta("conf_state"), voters.SerializeAsString()},
+                                 {keys::Meta("rev"), std::string(7, '\0') + "\x02"}}));
+  auto target = *Engine::Open(dir_.Sub("target"));
+  auto summary = RestoreBackup(legacy, target.get());
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->keys, 1u);
+  EXPECT_EQ(summary->revision, 2);
+  EXPECT_EQ(*target->Get(keys::Revision({2, 0})), std::string("p") + "\x0a\x01" "a");
+  EXPECT_TRUE(absl::IsNotFound(target->Get(keys::Meta("conf_state")).status()));
+}
+
 TEST_F(BackupTest, DamagedFilesAreRefusedAndNothingIsWritten) {
   const std::string file = ReadAll(path_);
   std::string flipped = file;
-  flipped[30] ^= 1;
-  std::string huge_key = file;  // a record claiming a 4 GiB key, with a digest that matches
-  for (int i = 0; i < 4; ++i) huge_key[19 + i] = '\xff';
-  huge_key = Redigest(huge_key);
-  std::string dirty_padding = file;
-  dirty_padding[file.size() - 33] = 'x';
-  dirty_padding = Redigest(dirty_padding);
+  flipped[5000] ^= 1;
+  std::string huge_pair = file;  // the first leaf's first key claims 4 GiB, with a digest that matches
+  for (int i = 0; i < 4; ++i) huge_pair[3 * 4096 + 16 + 8 + i] = '\xff';
+  huge_pair = Redigest(huge_pair);
+  const std::string legacy = LegacyBackup({{keys::Meta("rev"), std::string(8, '\0')}});
+  std::string legacy_huge_key = legacy;
+  for (int i = 0; i < 4; ++i) legacy_huge_key[19 + i] = '\xff';
+  legacy_huge_key = Redigest(legacy_huge_key);
+  std::string legacy_dirty_padding = legacy;
+  legacy_dirty_padding[legacy.size() - 33] = 'x';
+  legacy_dirty_padding = Redigest(legacy_dirty_padding);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"flipped", flipped}, {"truncated", file.substr(0, file.size() - 1)}, {"empty", ""},
-      {"foreign", std::string(544, 'z')}, {"huge-key", huge_key},
-      {"dirty-padding", dirty_padding}};
+      {"foreign", std::string(544, 'z')}, {"huge-pair", huge_pair}, {"legacy-huge-key", legacy_huge_key},
+      {"legacy-dirty-padding", legacy_dirty_padding}};
   for (const auto& [name, data] : cases) {
     const std::string path = dir_.Sub(name);
     WriteAll(path, data);

@@ -131,8 +131,8 @@ absl::StatusOr<std::string> BuildBackup(const Engine& engine, const rocksdb::Sna
 
 }  // namespace
 
-BackupWriter::BackupWriter(const Engine& engine) : engine_(engine), view_(engine.Pin()) {
-  absl::StatusOr<std::string> file = BuildBackup(engine_, view_.get());
+BackupWriter::BackupWriter(const Engine& engine) {
+  absl::StatusOr<std::string> file = BuildBackup(engine, engine.Pin().get());
   if (file.ok()) {
     file_ = std::move(*file);
   } else {

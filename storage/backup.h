@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -35,8 +34,6 @@ class BackupWriter {
   absl::StatusOr<bool> Next(size_t chunk_bytes, std::string* out);
 
  private:
-  const Engine& engine_;
-  std::shared_ptr<const rocksdb::Snapshot> view_;
   std::string file_;
   absl::Status error_;  // DataLoss when the view could not be read
   uint64_t total_bytes_ = 0;

@@ -4,6 +4,8 @@
 #include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
+
 namespace leasehold::storage {
 namespace {
 
@@ -81,9 +83,11 @@ class TreeWalker {
   using Visit = std::function<absl::Status(std::string_view, std::string_view, bool)>;
   TreeWalker(std::string_view file, const Meta& meta) : file_(file), meta_(meta) {}
 
-  absl::Status WalkPageId(uint64_t id, int depth, const Visit& visit) const {
+  absl::Status WalkPageId(uint64_t id, int depth, const Visit& visit) {
     if (depth > kMaxDepth) return Corrupt("tree too deep");
     if (id < 2 || id >= meta_.high_water) return Corrupt("page id out of range");
+    // A page reached twice would let a small file make the walk take exponential time.
+    if (!visited_.insert(id).second) return Corrupt("page referenced twice");
     const std::string_view first = file_.substr(id * meta_.page_size, meta_.page_size);
     if (Load<uint64_t>(first, 0) != id) return Corrupt("page id mismatch");
     const uint64_t pages = 1 + uint64_t{Load<uint32_t>(first, 12)};
@@ -92,7 +96,7 @@ class TreeWalker {
   }
 
   // `page` holds one page and its overflow (or an inline bucket's page).
-  absl::Status WalkPage(std::string_view page, int depth, const Visit& visit) const {
+  absl::Status WalkPage(std::string_view page, int depth, const Visit& visit) {
     if (page.size() < kPageHeaderBytes) return Corrupt("short page");
     const uint16_t flags = Load<uint16_t>(page, 8);
     const uint64_t count = Load<uint16_t>(page, 10);
@@ -122,6 +126,7 @@ class TreeWalker {
  private:
   std::string_view file_;
   Meta meta_;
+  absl::flat_hash_set<uint64_t> visited_;
 };
 
 }  // namespace
@@ -252,7 +257,7 @@ absl::Status ForEachInBoltBucket(std::string_view file, std::string_view bucket,
     return Corrupt("bad page size");
   }
   if (meta->high_water > file.size() / meta->page_size) return Corrupt("file shorter than its pages");
-  const TreeWalker walker(file, *meta);
+  TreeWalker walker(file, *meta);
   std::optional<std::string_view> header;
   if (absl::Status st = walker.WalkPageId(meta->root, 0,
                                           [&](std::string_view key, std::string_view value, bool is_bucket) {

@@ -68,6 +68,12 @@ TEST(BoltFileTest, DamagedFilesAreRefused) {
   for (int i = 0; i < 4; ++i) huge_pair[3 * 4096 + 16 + 8 + i] = '\xff';
   std::string wrong_page_id = file;  // a page whose header names another page
   wrong_page_id[3 * 4096] ^= 1;
+  // The bucket's branch page comes just before the root bucket's page, which is the last: point its
+  // second child at its first, so one leaf is reached twice.
+  const size_t branch = file.size() - 2 * 4096;
+  ASSERT_EQ(file[branch + 8], '\x01');  // a branch page
+  std::string child_twice = file;
+  child_twice.replace(branch + 16 + 16 + 8, 8, file.substr(branch + 16 + 8, 8));
   std::string many_elements = file;  // an element count past the end of the page
   many_elements[3 * 4096 + 10] = '\xff';
   many_elements[3 * 4096 + 11] = '\xff';
@@ -78,6 +84,7 @@ TEST(BoltFileTest, DamagedFilesAreRefused) {
       {"both-metas-bad", both_metas_bad},
       {"huge-pair", huge_pair},
       {"wrong-page-id", wrong_page_id},
+      {"child-twice", child_twice},
       {"many-elements", many_elements}};
   for (const auto& [name, data] : cases) {
     auto read = ReadBucket(data, "b");

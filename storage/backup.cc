@@ -186,13 +186,18 @@ absl::Status WalkFramed(std::string_view body, const std::string& path, const Re
 // "key" bucket) put back in their place in key order.
 absl::Status WalkBolt(std::string_view body, const std::string& path, const RecordFn& record) {
   std::vector<std::pair<std::string_view, std::string_view>> own;
-  RETURN_IF_ERROR(ForEachInBoltBucket(body, kLeaseholdBucket, [&](std::string_view key, std::string_view value) {
+  const absl::Status own_read = ForEachInBoltBucket(body, kLeaseholdBucket, [&](std::string_view key, std::string_view value) {
     if (!key.empty() && key[0] == keys::kRevisionPrefix) {
       return absl::DataLossError(path + ": a version outside the key bucket");
     }
     own.emplace_back(key, value);
     return absl::OkStatus();
-  }));
+  });
+  if (absl::IsNotFound(own_read)) {
+    return absl::InvalidArgumentError(path + " is a bbolt file without Leasehold's records (an etcd snapshot?); "
+                                             "only Leasehold's own backups can be restored");
+  }
+  RETURN_IF_ERROR(own_read);
   auto next_own = own.begin();
   for (; next_own != own.end() && next_own->first < std::string_view(&keys::kRevisionPrefix, 1); ++next_own) {
     RETURN_IF_ERROR(record(next_own->first, next_own->second));

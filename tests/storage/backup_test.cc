@@ -179,6 +179,17 @@ TEST_F(BackupTest, FilesFromEarlierVersionsStillRestore) {
   EXPECT_TRUE(absl::IsNotFound(target->Get(keys::Meta("conf_state")).status()));
 }
 
+TEST_F(BackupTest, ABoltFileWithoutLeaseholdRecordsIsRefusedAsForeign) {
+  BoltFileBuilder etcd_like;  // what etcd's own snapshot holds: its buckets, none of ours
+  etcd_like.AddBucket("key");
+  etcd_like.AddBucket("meta");
+  const std::string path = dir_.Sub("etcd-snapshot");
+  WriteAll(path, Redigest(etcd_like.Finish() + std::string(32, '\0')));
+  auto summary = InspectBackup(path);
+  EXPECT_TRUE(absl::IsInvalidArgument(summary.status())) << summary.status();
+  EXPECT_NE(summary.status().message().find("without Leasehold's records"), std::string_view::npos);
+}
+
 TEST_F(BackupTest, DamagedFilesAreRefusedAndNothingIsWritten) {
   const std::string file = ReadAll(path_);
   std::string flipped = file;

@@ -3,10 +3,52 @@
 #include <algorithm>
 #include <thread>
 
+#include "etcdserverpb/rpc.pb.h"
 #include "server/log.h"
 #include "storage/mvcc_store.h"
 
 namespace leasehold::server {
+
+namespace {
+
+bool AnyPrevKv(const std::vector<mvccpb::Event>& events) {
+  for (const auto& e : events) {
+    if (e.has_prev_kv()) return true;
+  }
+  return false;
+}
+
+// Distinct revisions among `events` (ascending).
+int RevisionCount(const std::vector<mvccpb::Event>& events) {
+  int count = 0;
+  int64_t last = 0;
+  for (const auto& e : events) {
+    if (e.kv().mod_revision() != last) ++count;
+    last = e.kv().mod_revision();
+  }
+  return count;
+}
+
+}  // namespace
+
+SharedEvents::SharedEvents(const std::vector<mvccpb::Event>& events)
+    : events_(events), any_prev_kv_(AnyPrevKv(events)) {}
+
+const grpc::Slice& SharedEvents::Encoded(bool prev_kv) const {
+  // Without any prev_kv the two encodings are one.
+  const int variant = prev_kv && any_prev_kv_ ? 1 : 0;
+  absl::call_once(once_[variant], [this, variant] {
+    // A response holding just the events serialises to exactly the field's bytes.
+    etcdserverpb::WatchResponse holder;
+    for (const auto& e : events_) {
+      mvccpb::Event* copy = holder.add_events();
+      *copy = e;
+      if (variant == 0) copy->clear_prev_kv();
+    }
+    encoded_[variant] = grpc::Slice(holder.SerializeAsString());
+  });
+  return encoded_[variant];
+}
 
 WatchHub::WatchHub(storage::StateMachine* state_machine)
     : state_machine_(state_machine),
@@ -69,6 +111,9 @@ bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t
 void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revision,
                        const std::function<void()>& midway) {
   bool all_served = true;
+  // A group of more revisions than one response may hold goes the per-watcher way, in pieces.
+  const SharedEvents shared(events);
+  const SharedEvents* shareable = RevisionCount(events) <= kMaxRevisionsPerResponse ? &shared : nullptr;
   {
     absl::MutexLock lock(&mu_);
     int served = 0;
@@ -78,7 +123,7 @@ void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revisio
           all_served = false;
           break;
         }
-        if (ServeLocked(watchers, events, revision)) ++served;
+        if (ServeLocked(watchers, events, shareable, revision)) ++served;
       }
     }
     if (all_served) published_revision_ = revision;
@@ -95,22 +140,34 @@ void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revisio
   for (auto& [sink, watchers] : watchers_) sinks.push_back(&watchers);
   // Sinks are disjoint, so chunks of them can be served in parallel; we hold mu_ throughout.
   fan_out_.Run(sinks.size(), /*min_parallel=*/64, [&](size_t begin, size_t end) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    for (size_t i = begin; i < end; ++i) ServeLocked(*sinks[i], events, revision);
+    for (size_t i = begin; i < end; ++i) ServeLocked(*sinks[i], events, shareable, revision);
   });
   published_revision_ = revision;
 }
 
 bool WatchHub::ServeLocked(absl::flat_hash_map<int64_t, Watcher>& watchers, const std::vector<mvccpb::Event>& events,
-                           int64_t revision) {
+                           const SharedEvents* shared, int64_t revision) {
   bool sent = false;
   for (auto& [id, w] : watchers) {
     if (w.lagging) continue;
+    size_t matched = 0;
+    for (const auto& e : events) matched += Matches(w, e) ? 1 : 0;
+    if (matched == 0) continue;
+    sent = true;
+    if (shared != nullptr && matched == events.size()) {
+      if (!w.sink->DeliverShared(w.spec, *shared, revision)) {
+        w.lagging = true;  // as below: replayed from history once the sink has room
+        continue;
+      }
+      w.next_revision = events.back().kv().mod_revision() + 1;
+      w.idle = false;
+      continue;
+    }
     std::vector<mvccpb::Event> mine;
+    mine.reserve(matched);
     for (const auto& e : events) {
       if (Matches(w, e)) mine.push_back(e);
     }
-    if (mine.empty()) continue;
-    sent = true;
     // A full sink leaves next_revision where it was; the missed events are replayed from history.
     if (!SendLocked(w, std::move(mine), revision)) w.lagging = true;
   }

@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <grpcpp/support/slice.h>
+
+#include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -35,6 +38,25 @@ struct WatchSpec {
   bool fragment = false;         // accepts responses split into fragments
 };
 
+// One published group's events, for the watchers that match every one of them (a put watched by
+// thousands): encoded once, as the bytes of WatchResponse's repeated `events` field, and shared by
+// reference among all their responses rather than copied and serialised once per watcher.
+// Thread-safe. It must outlive the calls it is passed to; the encodings it hands out are
+// reference-counted and may outlive it.
+class SharedEvents {
+ public:
+  explicit SharedEvents(const std::vector<mvccpb::Event>& events);
+  const std::vector<mvccpb::Event>& events() const { return events_; }
+  // The encoding, with each event's prev_kv kept or dropped. Computed on first use.
+  const grpc::Slice& Encoded(bool prev_kv) const;
+
+ private:
+  const std::vector<mvccpb::Event>& events_;
+  const bool any_prev_kv_;
+  mutable absl::once_flag once_[2];
+  mutable grpc::Slice encoded_[2];
+};
+
 // Where a watcher's events go (a watch stream).
 class WatchSink {
  public:
@@ -42,6 +64,8 @@ class WatchSink {
   // Queues one response for `watch_id` holding `events` (all of revisions <= `revision`). Returns
   // false, queuing nothing, when the sink is too far behind; the hub then replays later.
   virtual bool Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) = 0;
+  // The same for every one of `events` (at most kMaxRevisionsPerResponse revisions), without copies.
+  virtual bool DeliverShared(const WatchSpec& spec, const SharedEvents& events, int64_t revision) = 0;
   // Tells the client that every event up to `revision` was sent. May be dropped when the sink is full.
   virtual void Progress(int64_t watch_id, int64_t revision) = 0;
   // The watcher is gone: what it still had to see was compacted away. Tell the client.
@@ -98,9 +122,10 @@ class WatchHub {
   static constexpr int kStreamsServedFirst = 4;          // by Publish, before its `midway`
   bool Matches(const Watcher& w, const mvccpb::Event& event) const;
   // Sends each of one stream's watchers (not lagging) the events it matches and has not had yet, at
-  // header revision `revision`. True if it sent any.
+  // header revision `revision`; a watcher matching them all gets `shared` when that is set. True
+  // if it sent any.
   bool ServeLocked(absl::flat_hash_map<int64_t, Watcher>& watchers, const std::vector<mvccpb::Event>& events,
-                   int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                   const SharedEvents* shared, int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers history [w.next_revision, published_revision_] to `w`. False when the sink is full.
   bool ReplayLocked(Watcher& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers `events` (ascending) to `w` in responses of at most kMaxRevisionsPerResponse

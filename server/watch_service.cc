@@ -28,8 +28,7 @@ WatchService::~WatchService() {
   leader_monitor_.join();
 }
 
-grpc::ServerBidiReactor<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>* WatchService::Watch(
-    grpc::CallbackServerContext* context) {
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* WatchService::Watch(grpc::CallbackServerContext* context) {
   const auto& metadata = context->client_metadata();
   auto it = metadata.find("hasleader");
   const bool require_leader = it != metadata.end() && it->second == "true";

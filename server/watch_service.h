@@ -15,14 +15,14 @@
 
 namespace leasehold::server {
 
-class WatchService final : public etcdserverpb::Watch::CallbackService {
+// Watch is served raw (see WatchStream); the stream parses requests and encodes responses itself.
+class WatchService final : public etcdserverpb::Watch::WithRawCallbackMethod_Watch<etcdserverpb::Watch::Service> {
  public:
   // `election_timeout`: how often to look for a leader; after three looks without one, streams that
   // require a leader end (etcd's monitorLeader).
   WatchService(Member* member, WatchHub* hub, absl::Duration progress_interval, absl::Duration election_timeout);
   ~WatchService();
-  grpc::ServerBidiReactor<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>* Watch(
-      grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Watch(grpc::CallbackServerContext* context) override;
 
  private:
   Member* member_;

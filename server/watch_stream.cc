@@ -1,12 +1,13 @@
 #include "server/watch_stream.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
 
 namespace leasehold::server {
 
 WatchStream::WatchStream(Member* member, WatchHub* hub, bool require_leader, std::string auth_token)
     : member_(member), hub_(hub), require_leader_(require_leader), auth_token_(std::move(auth_token)) {
-  StartRead(&request_);
+  StartRead(&request_bytes_);
 }
 
 etcdserverpb::WatchResponse WatchStream::Response(int64_t watch_id, int64_t revision) const {
@@ -19,6 +20,13 @@ etcdserverpb::WatchResponse WatchStream::Response(int64_t watch_id, int64_t revi
 
 void WatchStream::OnReadDone(bool ok) {
   if (!ok) return;  // half-closed or cancelled; events keep flowing until the client cancels
+  if (!grpc::SerializationTraits<etcdserverpb::WatchRequest>::Deserialize(&request_bytes_, &request_).ok()) {
+    // etcd ends the stream on a request it cannot read, with gRPC's INTERNAL and this text (then
+    // Go's parser's own words for what was wrong, which ours does not give).
+    End(grpc::Status(grpc::StatusCode::INTERNAL,
+                     "grpc: failed to unmarshal the received message: not a valid etcdserverpb.WatchRequest"));
+    return;
+  }
   switch (request_.request_union_case()) {
     case etcdserverpb::WatchRequest::kCreateRequest:
       HandleCreate(request_.create_request());
@@ -33,7 +41,7 @@ void WatchStream::OnReadDone(bool ok) {
     case etcdserverpb::WatchRequest::REQUEST_UNION_NOT_SET:
       break;
   }
-  StartRead(&request_);
+  StartRead(&request_bytes_);
 }
 
 absl::Status WatchStream::CheckPermitted(const etcdserverpb::WatchCreateRequest& create) const {
@@ -84,7 +92,7 @@ void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
   if (spec.start_revision <= 0) spec.start_revision = now + 1;
   etcdserverpb::WatchResponse created = Response(id, now);
   created.set_created(true);
-  Enqueue(std::move(created));
+  Enqueue(created);
   int64_t current = 0, compact = 0;
   absl::Status st = hub_->Add(this, spec, &current, &compact);
   if (!st.ok()) {
@@ -99,7 +107,7 @@ void WatchStream::RefuseCreate(int64_t watch_id, std::string reason) {
   response.set_created(true);
   response.set_canceled(true);
   response.set_cancel_reason(std::move(reason));
-  Enqueue(std::move(response));
+  Enqueue(response);
 }
 
 void WatchStream::HandleCancel(int64_t watch_id) {
@@ -107,11 +115,66 @@ void WatchStream::HandleCancel(int64_t watch_id) {
   ids_.erase(watch_id);
   etcdserverpb::WatchResponse response = Response(watch_id, hub_->published_revision());
   response.set_canceled(true);
-  Enqueue(std::move(response));
+  Enqueue(response);
 }
 
 bool WatchStream::Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) {
   absl::MutexLock lock(&mu_);
+  return DeliverLocked(spec, std::move(events), revision);
+}
+
+bool WatchStream::DeliverShared(const WatchSpec& spec, const SharedEvents& events, int64_t revision) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_) return true;  // as in DeliverLocked
+  if (queue_.size() >= kMaxQueued) {
+    refused_ = true;
+    return false;
+  }
+  const grpc::Slice& encoded = events.Encoded(spec.prev_kv);
+  const size_t limit = static_cast<size_t>(member_->config().max_request_bytes + kGrpcOverheadBytes);
+  if (spec.fragment && events.events().size() >= 2 && encoded.size() + 64 >= limit) {
+    // Large enough to need fragments (64 bytes cover the header and watch id): the general way.
+    std::vector<mvccpb::Event> copy = events.events();
+    if (!spec.prev_kv) {
+      for (auto& e : copy) e.clear_prev_kv();
+    }
+    return DeliverLocked(spec, std::move(copy), revision);
+  }
+  // WatchResponse's fields in any order parse as one message: the watch id, the header (shared by
+  // this publish's responses on this stream) and the events (shared by every such watcher).
+  char id_field[1 + 10];  // a tag byte and a varint of at most 10 bytes
+  size_t id_size = 0;
+  if (spec.watch_id != 0) {
+    id_field[0] = static_cast<char>((etcdserverpb::WatchResponse::kWatchIdFieldNumber << 3) | 0);  // varint
+    uint8_t* end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(
+        static_cast<uint64_t>(spec.watch_id), reinterpret_cast<uint8_t*>(id_field + 1));
+    id_size = static_cast<size_t>(reinterpret_cast<char*>(end) - id_field);
+  }
+  grpc::Slice slices[3];
+  size_t count = 0;
+  if (id_size > 0) slices[count++] = grpc::Slice(id_field, id_size);
+  slices[count++] = HeaderFieldLocked(revision);
+  slices[count++] = encoded;
+  EnqueueBytesLocked(grpc::ByteBuffer(slices, count));
+  return true;
+}
+
+const grpc::Slice& WatchStream::HeaderFieldLocked(int64_t revision) {
+  etcdserverpb::ResponseHeader header;
+  header.set_revision(revision);
+  member_->FillHeader(&header);
+  if (header_field_.size() == 0 || header.revision() != header_.revision() ||
+      header.raft_term() != header_.raft_term() || header.member_id() != header_.member_id() ||
+      header.cluster_id() != header_.cluster_id()) {
+    etcdserverpb::WatchResponse holder;
+    *holder.mutable_header() = header;
+    header_field_ = grpc::Slice(holder.SerializeAsString());
+    header_ = std::move(header);
+  }
+  return header_field_;
+}
+
+bool WatchStream::DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) {
   if (cancelled_) return true;  // nobody to deliver to; the hub forgets us in OnDone
   if (queue_.size() >= kMaxQueued) {
     refused_ = true;
@@ -121,7 +184,7 @@ bool WatchStream::Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> even
   for (auto& e : events) *response.add_events() = std::move(e);
   const size_t limit = static_cast<size_t>(member_->config().max_request_bytes + kGrpcOverheadBytes);
   if (!spec.fragment || response.events_size() < 2 || response.ByteSizeLong() < limit) {
-    EnqueueLocked(std::move(response));
+    EnqueueLocked(response);
     return true;
   }
   // etcd's fragmentation: each piece takes events while it stays under `limit` (at least one
@@ -135,7 +198,7 @@ bool WatchStream::Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> even
     // Field tag, length and the event itself, as the event adds them to the response.
     const size_t added = 1 + google::protobuf::io::CodedOutputStream::VarintSize64(event_size) + event_size;
     if (piece.events_size() > 0 && size + added >= limit) {
-      EnqueueLocked(std::move(piece));
+      EnqueueLocked(piece);
       piece = Response(spec.watch_id, revision);
       piece.set_fragment(true);
       size = empty_size;
@@ -144,7 +207,7 @@ bool WatchStream::Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> even
     size += added;
   }
   piece.set_fragment(false);
-  EnqueueLocked(std::move(piece));
+  EnqueueLocked(piece);
   return true;
 }
 
@@ -168,14 +231,22 @@ etcdserverpb::WatchResponse WatchStream::CompactedResponse(int64_t watch_id, int
   return response;
 }
 
-void WatchStream::Enqueue(etcdserverpb::WatchResponse response) {
+void WatchStream::Enqueue(const etcdserverpb::WatchResponse& response) {
   absl::MutexLock lock(&mu_);
-  EnqueueLocked(std::move(response));
+  EnqueueLocked(response);
 }
 
-void WatchStream::EnqueueLocked(etcdserverpb::WatchResponse response) {
+void WatchStream::EnqueueLocked(const etcdserverpb::WatchResponse& response) {
   if (cancelled_) return;
-  queue_.push_back(std::move(response));
+  grpc::ByteBuffer bytes;
+  bool own_buffer = false;
+  if (!grpc::SerializationTraits<etcdserverpb::WatchResponse>::Serialize(response, &bytes, &own_buffer).ok()) return;
+  EnqueueBytesLocked(std::move(bytes));
+}
+
+void WatchStream::EnqueueBytesLocked(grpc::ByteBuffer bytes) {
+  if (cancelled_) return;
+  queue_.push_back(std::move(bytes));
   if (!writing_) WriteNextLocked();
 }
 
@@ -214,10 +285,14 @@ void WatchStream::OnWriteDone(bool ok) {
 
 void WatchStream::NoLeader() {
   if (!require_leader_) return;
+  End(grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: no leader"));
+}
+
+void WatchStream::End(grpc::Status status) {
   absl::MutexLock lock(&mu_);
   if (cancelled_) return;
   cancelled_ = true;
-  final_status_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: no leader");
+  final_status_ = std::move(status);
   queue_.erase(writing_ ? queue_.begin() + 1 : queue_.begin(), queue_.end());
   MaybeFinishLocked();
 }

@@ -17,8 +17,9 @@
 
 namespace leasehold::server {
 
-class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>,
-                          public WatchSink {
+// The stream is served raw (serialised bytes both ways), so that a response can be put together from
+// slices shared with other watchers' responses (SharedEvents) instead of a message of its own.
+class WatchStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>, public WatchSink {
  public:
   // `require_leader`: the client sent etcd's "hasleader: true" metadata (clientv3.WithRequireLeader,
   // as `etcdctl watch` does): the stream ends with "etcdserver: no leader" when this member loses
@@ -32,6 +33,7 @@ class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequ
   void OnDone() override;
 
   bool Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) override;
+  bool DeliverShared(const WatchSpec& spec, const SharedEvents& events, int64_t revision) override;
   void Progress(int64_t watch_id, int64_t revision) override;
   void Compacted(int64_t watch_id, int64_t compact_revision) override;
   void NoLeader() override;
@@ -45,19 +47,30 @@ class WatchStream final : public grpc::ServerBidiReactor<etcdserverpb::WatchRequ
   // at once, with the reason.
   void RefuseCreate(int64_t watch_id, std::string reason);
   void HandleCancel(int64_t watch_id);
-  void Enqueue(etcdserverpb::WatchResponse response);
-  void EnqueueLocked(etcdserverpb::WatchResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Enqueue(const etcdserverpb::WatchResponse& response);
+  void EnqueueLocked(const etcdserverpb::WatchResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EnqueueBytesLocked(grpc::ByteBuffer bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The encoded `header` field (tag, length, header) of a response at `revision`; reused while the
+  // header stays the same, as it does across one publish's watchers.
+  const grpc::Slice& HeaderFieldLocked(int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the stream with `status` once the response being written, if any, is out; drops the rest.
+  void End(grpc::Status status);
   etcdserverpb::WatchResponse Response(int64_t watch_id, int64_t revision) const;
   // The watcher is cancelled: what it still had to see was compacted away.
   etcdserverpb::WatchResponse CompactedResponse(int64_t watch_id, int64_t compact_revision) const;
 
   Member* const member_;
   WatchHub* const hub_;
+  grpc::ByteBuffer request_bytes_;
   etcdserverpb::WatchRequest request_;
   absl::Mutex mu_;
-  std::deque<etcdserverpb::WatchResponse> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<grpc::ByteBuffer> queue_ ABSL_GUARDED_BY(mu_);
+  etcdserverpb::ResponseHeader header_ ABSL_GUARDED_BY(mu_);  // what header_field_ encodes
+  grpc::Slice header_field_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool refused_ ABSL_GUARDED_BY(mu_) = false;  // a delivery was refused: catch up when drained
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;

@@ -2,8 +2,10 @@
 // server.
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <thread>
 
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include "absl/synchronization/mutex.h"
@@ -185,6 +187,102 @@ TEST(ClientTest, LargeResponsesArriveInFragmentsAndAreJoined) {
   for (const auto& r : responses) EXPECT_FALSE(r.fragment());
 }
 
+// A write's events are encoded once and shared by every watcher that matches all of them; each
+// response must still read as that watcher's own: its watch id (small or large), the header of the
+// write's revision, prev_kv only when asked for. Watchers that match some of the events (filters,
+// a single key) get just those.
+TEST(ClientTest, WatchersOfOneWriteEachGetTheirOwnViewOfIt) {
+  TestServer server;
+  auto client = Connect({server.endpoint()});
+  ASSERT_TRUE(client->Put("s/a", "1").ok());
+  ASSERT_TRUE(client->Put("s/b", "x").ok());
+  RawWatchStream one(server.endpoint()), two(server.endpoint());
+  constexpr int64_t kLargeId = int64_t{1} << 40;
+  struct Want {
+    RawWatchStream* stream;
+    int64_t id;
+    bool prev_kv;
+    int filter;  // -1: none
+    std::string key, range_end;
+  };
+  const std::vector<Want> watchers = {
+      {&one, 0, true, -1, "s/", PrefixEnd("s/")},     // everything, with prev_kv
+      {&one, kLargeId, false, -1, "s/", PrefixEnd("s/")},  // everything, without
+      {&one, 7, false, etcdserverpb::WatchCreateRequest::NOPUT, "s/b", ""},  // the delete only
+      {&one, 8, true, etcdserverpb::WatchCreateRequest::NODELETE, "s/", PrefixEnd("s/")},  // the put only
+      {&two, 0, true, -1, "s/", PrefixEnd("s/")},     // another stream: its own header
+  };
+  for (const Want& w : watchers) {
+    etcdserverpb::WatchRequest create;
+    auto* c = create.mutable_create_request();
+    c->set_key(w.key);
+    c->set_range_end(w.range_end);
+    c->set_watch_id(w.id);
+    c->set_prev_kv(w.prev_kv);
+    if (w.filter >= 0) c->add_filters(static_cast<etcdserverpb::WatchCreateRequest::FilterType>(w.filter));
+    ASSERT_TRUE(w.stream->stream->Write(create));
+    etcdserverpb::WatchResponse created;
+    ASSERT_TRUE(w.stream->stream->Read(&created));
+    ASSERT_TRUE(created.created());
+    EXPECT_EQ(created.watch_id(), w.id);
+  }
+  // One revision: s/a changes, s/b goes.
+  etcdserverpb::TxnRequest txn;
+  auto* put = txn.add_success()->mutable_request_put();
+  put->set_key("s/a");
+  put->set_value("2");
+  txn.add_success()->mutable_request_delete_range()->set_key("s/b");
+  auto written = client->Txn(txn);
+  ASSERT_TRUE(written.ok()) << written.status();
+  const int64_t revision = written->header().revision();
+
+  // A stream's watchers are served in no particular order: read all, then look each one up.
+  std::map<std::pair<RawWatchStream*, int64_t>, etcdserverpb::WatchResponse> got;
+  for (size_t i = 0; i < watchers.size(); ++i) {
+    etcdserverpb::WatchResponse r;
+    RawWatchStream* stream = i < 4 ? &one : &two;
+    ASSERT_TRUE(stream->stream->Read(&r));
+    EXPECT_TRUE(got.emplace(std::make_pair(stream, r.watch_id()), r).second) << "one response per watcher";
+  }
+  for (const Want& w : watchers) {
+    ASSERT_TRUE(got.count({w.stream, w.id}));
+    const etcdserverpb::WatchResponse& r = got[{w.stream, w.id}];
+    SCOPED_TRACE("watch " + std::to_string(w.id) + " on " + w.key);
+    EXPECT_EQ(r.watch_id(), w.id);
+    EXPECT_EQ(r.header().revision(), revision);
+    EXPECT_EQ(r.header().cluster_id(), written->header().cluster_id());
+    EXPECT_EQ(r.header().member_id(), written->header().member_id());
+    EXPECT_EQ(r.header().raft_term(), written->header().raft_term());
+    EXPECT_FALSE(r.created() || r.canceled() || r.fragment());
+    std::vector<std::string> seen;
+    for (const auto& e : r.events()) {
+      EXPECT_EQ(e.kv().mod_revision(), revision);
+      EXPECT_EQ(e.has_prev_kv(), w.prev_kv);
+      if (e.type() == mvccpb::Event::PUT) {
+        seen.push_back("PUT " + e.kv().key() + "=" + e.kv().value());
+        if (w.prev_kv) {
+          EXPECT_EQ(e.prev_kv().value(), "1");
+        }
+      } else {
+        seen.push_back("DELETE " + e.kv().key());
+        if (w.prev_kv) {
+          EXPECT_EQ(e.prev_kv().value(), "x");
+        }
+      }
+    }
+    std::vector<std::string> expected;
+    if (w.filter != etcdserverpb::WatchCreateRequest::NOPUT) expected.push_back("PUT s/a=2");
+    if (w.filter != etcdserverpb::WatchCreateRequest::NODELETE) expected.push_back("DELETE s/b");
+    EXPECT_EQ(seen, expected);
+    // Exactly what a response built field by field would be: one header, nothing unknown.
+    etcdserverpb::WatchResponse rebuilt;
+    rebuilt.set_watch_id(r.watch_id());
+    *rebuilt.mutable_header() = r.header();
+    *rebuilt.mutable_events() = r.events();
+    EXPECT_EQ(r.ByteSizeLong(), rebuilt.ByteSizeLong());
+  }
+}
+
 // Many streams watch one prefix while writes go on, some opened from a past revision in the middle
 // of it: each stream gets every event once, in revision order, whichever way the server reaches it
 // (live fan-out, the streams it serves before answering the writer, or replay from history).
@@ -281,6 +379,37 @@ TEST(ClientTest, ACompactedStartRevisionEndsTheWatchAsEtcdReportsIt) {
 }
 
 // What etcd does with create requests it cannot or will not serve as they are.
+// etcd ends a Watch stream whose request does not parse with INTERNAL, "grpc: failed to unmarshal
+// the received message ..."; the server goes on serving.
+TEST(ClientTest, AWatchRequestThatDoesNotParseEndsTheStream) {
+  TestServer server;
+  auto channel = grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  // The generated stub only sends well-formed requests: a stream of raw bytes instead.
+  const grpc::internal::RpcMethod method("/etcdserverpb.Watch/Watch", grpc::internal::RpcMethod::BIDI_STREAMING,
+                                         channel);
+  std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(
+      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(channel.get(), method,
+                                                                                            &context));
+  grpc::Slice garbage(std::string("\xff\xff\xff\xff"));
+  ASSERT_TRUE(stream->Write(grpc::ByteBuffer(&garbage, 1)));
+  grpc::ByteBuffer response;
+  EXPECT_FALSE(stream->Read(&response));
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(status.error_message().rfind("grpc: failed to unmarshal the received message", 0), 0u)
+      << status.error_message();
+
+  RawWatchStream after(server.endpoint());
+  etcdserverpb::WatchRequest create;
+  create.mutable_create_request()->set_key("k");
+  ASSERT_TRUE(after.stream->Write(create));
+  etcdserverpb::WatchResponse created;
+  ASSERT_TRUE(after.stream->Read(&created));
+  EXPECT_TRUE(created.created());
+}
+
 TEST(ClientTest, CreateRequestsAreRefusedOrReadAsEtcdDoes) {
   TestServer server;
   RawWatchStream raw(server.endpoint());

@@ -83,6 +83,7 @@ struct Keeper {
   double last_ack_sent = 0;   // seconds since start, of the last acknowledged keep-alive's send
   int64_t last_ack_ttl = 0;
   bool lost = false;          // a keep-alive was answered with TTL 0
+  double lost_at = -1;        // when
   double gone_at = -1;        // abandoned: when TimeToLive first said the lease was gone
   bool alive_at_end = false;  // kept: the lease still existed when the run ended
 };
@@ -204,6 +205,7 @@ int main(int argc, char** argv) {
           next = sent + interval;
         } else if (ttl == 0) {
           keeper.lost = true;
+          keeper.lost_at = since_start();
           return;
         } else {
           ++endpoint;  // no answer: ask the next member
@@ -241,7 +243,13 @@ int main(int argc, char** argv) {
   for (auto& keeper : keepers) {
     if (keeper.id == 0) continue;
     ++granted;
-    if (keeper.lost) ++lost;
+    if (keeper.lost) {
+      ++lost;
+      // Not a check: what a failure needs explained (a failover slower than the lease's time left?).
+      std::printf("note - lease %llx answered gone at %.2f s; last renewal acknowledged was sent at %.2f s, TTL %lld\n",
+                  static_cast<unsigned long long>(keeper.id), keeper.lost_at, keeper.last_ack_sent,
+                  static_cast<long long>(keeper.last_ack_ttl));
+    }
     if (!keeper.abandon) {
       ++kept_total;
       if (keeper.alive_at_end) ++kept_alive;

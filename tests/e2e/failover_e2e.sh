@@ -13,9 +13,12 @@ L=$(leader_index)
   >"$E2E_DIR/client.out" 2>&1 &
 CLIENT_PID=$!
 sleep 3
+KILLED_AT=$(date +%s.%N)
 member_stop "$L" KILL
 NEW=""; for _ in $(seq 1 100); do NEW=$(leader_index); [ -n "$NEW" ] && break; done
 check_match "a new leader is elected" "^[123]$" "$NEW"
+# Not a check: the client's lease verdicts depend on how long the cluster was without a leader.
+echo "note - a new leader was seen $(awk -v a="$KILLED_AT" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b - a}') s after the kill, about 3 s into the client's run"
 wait "$CLIENT_PID"; RC=$?
 cat "$E2E_DIR/client.out"
 E2E_PASSED=$((E2E_PASSED + $(grep -c '^ok' "$E2E_DIR/client.out")))

@@ -10,6 +10,10 @@ WatchStream::WatchStream(Member* member, WatchHub* hub, bool require_leader, std
   StartRead(&request_bytes_);
 }
 
+size_t WatchStream::FragmentLimit() const {
+  return static_cast<size_t>(member_->config().max_request_bytes + kGrpcOverheadBytes);
+}
+
 etcdserverpb::WatchResponse WatchStream::Response(int64_t watch_id, int64_t revision) const {
   etcdserverpb::WatchResponse response;
   response.set_watch_id(watch_id);
@@ -131,7 +135,7 @@ bool WatchStream::DeliverShared(const WatchSpec& spec, const SharedEvents& event
     return false;
   }
   const grpc::Slice& encoded = events.Encoded(spec.prev_kv);
-  const size_t limit = static_cast<size_t>(member_->config().max_request_bytes + kGrpcOverheadBytes);
+  const size_t limit = FragmentLimit();
   if (spec.fragment && events.events().size() >= 2 && encoded.size() + 64 >= limit) {
     // Large enough to need fragments (64 bytes cover the header and watch id): the general way.
     std::vector<mvccpb::Event> copy = events.events();
@@ -182,7 +186,7 @@ bool WatchStream::DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event
   }
   etcdserverpb::WatchResponse response = Response(spec.watch_id, revision);
   for (auto& e : events) *response.add_events() = std::move(e);
-  const size_t limit = static_cast<size_t>(member_->config().max_request_bytes + kGrpcOverheadBytes);
+  const size_t limit = FragmentLimit();
   if (!spec.fragment || response.events_size() < 2 || response.ByteSizeLong() < limit) {
     EnqueueLocked(response);
     return true;

@@ -59,6 +59,8 @@ class WatchStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the stream with `status` once the response being written, if any, is out; drops the rest.
   void End(grpc::Status status);
+  // etcd splits a response for a watcher that accepts fragments once it reaches this size.
+  size_t FragmentLimit() const;
   etcdserverpb::WatchResponse Response(int64_t watch_id, int64_t revision) const;
   // The watcher is cancelled: what it still had to see was compacted away.
   etcdserverpb::WatchResponse CompactedResponse(int64_t watch_id, int64_t compact_revision) const;

@@ -386,7 +386,7 @@ TEST(ClientTest, AWatchRequestThatDoesNotParseEndsTheStream) {
   auto channel = grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials());
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  // The generated stub only sends well-formed requests: a stream of raw bytes instead.
+  // The generated stub can only send well-formed requests, so this stream is opened for raw bytes.
   const grpc::internal::RpcMethod method("/etcdserverpb.Watch/Watch", grpc::internal::RpcMethod::BIDI_STREAMING,
                                          channel);
   std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(

@@ -213,6 +213,18 @@ Report TxnLockLoad(const Options& o, Connections& c) {
     holder[i] = -1;
   }
   std::atomic<int64_t> fencing_violations{0}, exclusion_violations{0}, not_acquired{0};
+  // A contended hand-over is a chain: the holder's delete, its event at the next waiter, that
+  // waiter's read of older keys. Timing the two legs says which one a change shortened. Without
+  // errors only a lock's holder deletes a key, so the event a waiter gets ends the latest release
+  // timed in released_at.
+  const auto epoch = std::chrono::steady_clock::now();
+  auto micros = [epoch] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - epoch).count();
+  };
+  auto released_at = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(locks));
+  auto woken_at = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(o.clients));
+  for (int i = 0; i < o.clients; ++i) woken_at[i] = 0;
+  ShardedHistogram release_to_event, event_to_acquired;
   // Contended locks wait as etcd's Mutex does: on the deletion of the next older key, by watch.
   std::vector<std::unique_ptr<WatchClient>> watchers;
   if (locks < o.clients) {
@@ -224,8 +236,12 @@ Report TxnLockLoad(const Options& o, Connections& c) {
         RangeRequest older = ByCreateRevision(prefix, RangeRequest::DESCEND);
         older.set_max_create_revision(my_rev - 1);
         Range(c, client, older, [&, client, prefix, my_rev, acquired](const grpc::Status& s, const auto& resp) {
+          const int64_t woken = woken_at[client].exchange(0);
           if (!s.ok()) return acquired(s);
-          if (resp.kvs_size() == 0) return acquired(grpc::Status::OK);
+          if (resp.kvs_size() == 0) {
+            if (woken != 0) event_to_acquired.Record(static_cast<size_t>(client), micros() - woken);
+            return acquired(grpc::Status::OK);
+          }
           etcdserverpb::WatchCreateRequest create;
           create.set_key(resp.kvs(0).key());
           // From the read's own revision, as etcd's waitDelete does (etcd then serves the watcher from
@@ -235,6 +251,10 @@ Report TxnLockLoad(const Options& o, Connections& c) {
               create, [&, client, prefix, my_rev, acquired](const etcdserverpb::WatchResponse& w) {
                 for (const auto& e : w.events()) {
                   if (e.type() == mvccpb::Event::DELETE) {
+                    const int64_t now = micros();
+                    release_to_event.Record(static_cast<size_t>(client),
+                                            now - released_at[client % locks].load());
+                    woken_at[client] = now;
                     wait_deletes(client, prefix, my_rev, acquired);
                     return false;
                   }
@@ -272,6 +292,7 @@ Report TxnLockLoad(const Options& o, Connections& c) {
         const auto& owners = resp.responses(1).response_range();
         auto release = [&, client, lock, lease, my_key, done] {
           holder[lock].store(-1);
+          released_at[lock] = micros();
           Delete(c, client, my_key, [&c, client, lease, done](const grpc::Status& s) {
             if (!s.ok()) return done(s);
             Revoke(c, client, lease, done);
@@ -307,6 +328,11 @@ Report TxnLockLoad(const Options& o, Connections& c) {
   r.extras.emplace_back("fencing_violations", static_cast<double>(fencing_violations.load()));
   r.extras.emplace_back("exclusion_violations", static_cast<double>(exclusion_violations.load()));
   r.extras.emplace_back("not_acquired", static_cast<double>(not_acquired.load()));
+  if (!watchers.empty()) {
+    const Histogram to_event = release_to_event.Merged(), to_acquired = event_to_acquired.Merged();
+    r.extras.emplace_back("handover_release_to_event_p50_us", static_cast<double>(to_event.Percentile(50)));
+    r.extras.emplace_back("handover_event_to_acquired_p50_us", static_cast<double>(to_acquired.Percentile(50)));
+  }
   return r;
 }
 

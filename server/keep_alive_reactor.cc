@@ -1,8 +1,12 @@
 #include "server/keep_alive_reactor.h"
 
+#include <grpcpp/impl/codegen/proto_utils.h>
+
+#include "server/unmarshal_error.h"
+
 namespace leasehold::server {
 
-KeepAliveReactor::KeepAliveReactor(Member* member) : member_(member) { StartRead(&request_); }
+KeepAliveReactor::KeepAliveReactor(Member* member) : member_(member) { StartRead(&request_bytes_); }
 
 void KeepAliveReactor::OnDone() {
   // Callbacks may still be leaving mu_ on another thread; wait for them before deleting.
@@ -14,6 +18,13 @@ void KeepAliveReactor::OnReadDone(bool ok) {
   absl::MutexLock lock(&mu_);
   if (!ok) {
     reads_done_ = true;
+    MaybeFinishLocked();
+    return;
+  }
+  if (!grpc::SerializationTraits<etcdserverpb::LeaseKeepAliveRequest>::Deserialize(&request_bytes_, &request_).ok()) {
+    // Answers to earlier requests still go out; then the stream ends with the error.
+    reads_done_ = true;
+    unparsed_ = true;
     MaybeFinishLocked();
     return;
   }
@@ -35,17 +46,23 @@ void KeepAliveReactor::OnReadDone(bool ok) {
 }
 
 void KeepAliveReactor::OnAnswer(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response) {
+  grpc::ByteBuffer encoded;
+  if (response.ok()) {
+    member_->FillHeader(response->mutable_header());
+    bool own_buffer;
+    if (!grpc::SerializationTraits<etcdserverpb::LeaseKeepAliveResponse>::Serialize(*response, &encoded, &own_buffer)
+             .ok()) {
+      response = absl::InternalError("cannot encode a keep-alive response");
+    }
+  }
   absl::MutexLock lock(&mu_);
   --awaiting_;
-  if (response.ok() && !broken_) {
-    member_->FillHeader(response->mutable_header());
-    QueueLocked(std::move(*response));
-  }
+  if (response.ok() && !broken_) QueueLocked(std::move(encoded));
   if (read_paused_) ReadNextLocked();
   MaybeFinishLocked();
 }
 
-void KeepAliveReactor::QueueLocked(etcdserverpb::LeaseKeepAliveResponse response) {
+void KeepAliveReactor::QueueLocked(grpc::ByteBuffer response) {
   pending_.push_back(std::move(response));
   if (!writing_) WriteNextLocked();
 }
@@ -54,7 +71,7 @@ void KeepAliveReactor::ReadNextLocked() {
   if (reads_done_ || broken_) return;
   if (pending_.size() + awaiting_ < kMaxQueuedResponses) {
     read_paused_ = false;
-    StartRead(&request_);
+    StartRead(&request_bytes_);
   } else {
     read_paused_ = true;
   }
@@ -92,7 +109,9 @@ void KeepAliveReactor::MaybeFinishLocked() {
   }
   if (reads_done_ && pending_.empty()) {
     finished_ = true;
-    Finish(grpc::Status::OK);
+    Finish(unparsed_ ? grpc::Status(grpc::StatusCode::INTERNAL,
+                                    StreamUnmarshalError("etcdserverpb.LeaseKeepAliveRequest"))
+                     : grpc::Status::OK);
   }
 }
 

@@ -3,9 +3,10 @@
 // granted TTL (0 for an unknown or expired lease; the stream stays open, as etcd's does) and a
 // header. A request that finds no leader sure of its leadership is left unanswered: the client
 // renews again within a third of its TTL, and a lease is never renewed by a member that might no
-// longer lead. On half-close the stream ends OK once every answer is written. Reading pauses
-// while too many answers wait, so a client that never reads cannot make the server buffer without
-// bound.
+// longer lead. On half-close the stream ends OK once every answer is written; after a request that
+// does not parse, it ends with INTERNAL as etcd's does (the stream is read as raw bytes because
+// gRPC's typed reader reports such a request as a half-close). Reading pauses while too many
+// answers wait, so a client that never reads cannot make the server buffer without bound.
 #pragma once
 
 #include <deque>
@@ -19,8 +20,7 @@
 
 namespace leasehold::server {
 
-class KeepAliveReactor final
-    : public grpc::ServerBidiReactor<etcdserverpb::LeaseKeepAliveRequest, etcdserverpb::LeaseKeepAliveResponse> {
+class KeepAliveReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   explicit KeepAliveReactor(Member* member);
 
@@ -31,20 +31,22 @@ class KeepAliveReactor final
  private:
   static constexpr size_t kMaxQueuedResponses = 64;
   void OnAnswer(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response);
-  void QueueLocked(etcdserverpb::LeaseKeepAliveResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void QueueLocked(grpc::ByteBuffer response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReadNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Member* const member_;
+  grpc::ByteBuffer request_bytes_;
   etcdserverpb::LeaseKeepAliveRequest request_;
   absl::Mutex mu_;
-  std::deque<etcdserverpb::LeaseKeepAliveResponse> pending_ ABSL_GUARDED_BY(mu_);
+  std::deque<grpc::ByteBuffer> pending_ ABSL_GUARDED_BY(mu_);  // encoded responses
   size_t awaiting_ ABSL_GUARDED_BY(mu_) = 0;  // requests whose answer is not back yet
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool read_paused_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  bool unparsed_ ABSL_GUARDED_BY(mu_) = false;  // a request did not parse: reading stopped
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 

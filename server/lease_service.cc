@@ -32,8 +32,8 @@ grpc::ServerUnaryReactor* LeaseService::LeaseRevoke(grpc::CallbackServerContext*
                           });
 }
 
-grpc::ServerBidiReactor<etcdserverpb::LeaseKeepAliveRequest, etcdserverpb::LeaseKeepAliveResponse>*
-LeaseService::LeaseKeepAlive(grpc::CallbackServerContext* context) {
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* LeaseService::LeaseKeepAlive(
+    grpc::CallbackServerContext* context) {
   return new KeepAliveReactor(member_);
 }
 

@@ -7,7 +7,14 @@
 
 namespace leasehold::server {
 
-class LeaseService final : public etcdserverpb::Lease::CallbackService {
+// LeaseKeepAlive is served raw, so that a request that does not parse ends the stream as etcd's
+// does (see KeepAliveReactor).
+using LeaseServiceBase = etcdserverpb::Lease::WithCallbackMethod_LeaseGrant<
+    etcdserverpb::Lease::WithCallbackMethod_LeaseRevoke<etcdserverpb::Lease::WithRawCallbackMethod_LeaseKeepAlive<
+        etcdserverpb::Lease::WithCallbackMethod_LeaseTimeToLive<
+            etcdserverpb::Lease::WithCallbackMethod_LeaseLeases<etcdserverpb::Lease::Service>>>>>;
+
+class LeaseService final : public LeaseServiceBase {
  public:
   explicit LeaseService(Member* member) : member_(member) {}
 
@@ -17,8 +24,7 @@ class LeaseService final : public etcdserverpb::Lease::CallbackService {
   grpc::ServerUnaryReactor* LeaseRevoke(grpc::CallbackServerContext* context,
                                         const etcdserverpb::LeaseRevokeRequest* request,
                                         etcdserverpb::LeaseRevokeResponse* response) override;
-  grpc::ServerBidiReactor<etcdserverpb::LeaseKeepAliveRequest, etcdserverpb::LeaseKeepAliveResponse>*
-  LeaseKeepAlive(grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* LeaseKeepAlive(grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* LeaseTimeToLive(grpc::CallbackServerContext* context,
                                             const etcdserverpb::LeaseTimeToLiveRequest* request,
                                             etcdserverpb::LeaseTimeToLiveResponse* response) override;

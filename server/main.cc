@@ -35,6 +35,7 @@
 #include "server/maintenance_service.h"
 #include "server/member.h"
 #include "server/watch_hub.h"
+#include "server/unmarshal_error.h"
 #include "server/watch_service.h"
 #include "server/blob_auth.h"
 #include "server/http_server.h"
@@ -229,6 +230,9 @@ int Serve(const Flags& flags) {
   // A client opening more streams on one connection waits for one to end (HTTP/2's limit).
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              static_cast<int>(std::min<int64_t>(flags.max_concurrent_streams, std::numeric_limits<int>::max())));
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(NewUnmarshalErrorInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&kv);
   builder.RegisterService(&lease);
   builder.RegisterService(&maintenance);

@@ -3,6 +3,8 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <grpcpp/impl/codegen/proto_utils.h>
 
+#include "server/unmarshal_error.h"
+
 namespace leasehold::server {
 
 WatchStream::WatchStream(Member* member, WatchHub* hub, bool require_leader, std::string auth_token)
@@ -25,10 +27,8 @@ etcdserverpb::WatchResponse WatchStream::Response(int64_t watch_id, int64_t revi
 void WatchStream::OnReadDone(bool ok) {
   if (!ok) return;  // half-closed or cancelled; events keep flowing until the client cancels
   if (!grpc::SerializationTraits<etcdserverpb::WatchRequest>::Deserialize(&request_bytes_, &request_).ok()) {
-    // etcd ends the stream on a request it cannot read, with gRPC's INTERNAL and this text (then
-    // Go's parser's own words for what was wrong, which ours does not give).
-    End(grpc::Status(grpc::StatusCode::INTERNAL,
-                     "grpc: failed to unmarshal the received message: not a valid etcdserverpb.WatchRequest"));
+    // etcd ends the stream on a request it cannot read, with gRPC's INTERNAL.
+    End(grpc::Status(grpc::StatusCode::INTERNAL, StreamUnmarshalError("etcdserverpb.WatchRequest")));
     return;
   }
   switch (request_.request_union_case()) {

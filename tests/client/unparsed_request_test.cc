@@ -86,11 +86,42 @@ TEST(UnparsedRequestTest, AServerStreamingCallEndsWithEtcdsStreamError) {
 
 using RawStream = grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>;
 
-std::unique_ptr<RawStream> OpenKeepAlive(grpc::Channel* channel, grpc::ClientContext* context) {
-  const grpc::internal::RpcMethod method("/etcdserverpb.Lease/LeaseKeepAlive",
-                                         grpc::internal::RpcMethod::BIDI_STREAMING);
+// A bidirectional stream of `method` ("/package.Service/Method") that sends and receives raw bytes.
+std::unique_ptr<RawStream> OpenRawStream(grpc::Channel* channel, const char* method, grpc::ClientContext* context) {
+  const grpc::internal::RpcMethod rpc(method, grpc::internal::RpcMethod::BIDI_STREAMING);
   return std::unique_ptr<RawStream>(
-      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(channel, method, context));
+      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(channel, rpc, context));
+}
+
+std::unique_ptr<RawStream> OpenKeepAlive(grpc::Channel* channel, grpc::ClientContext* context) {
+  return OpenRawStream(channel, "/etcdserverpb.Lease/LeaseKeepAlive", context);
+}
+
+TEST(UnparsedRequestTest, AWatchRequestThatDoesNotParseEndsTheStream) {
+  TestServer server;
+  auto channel = ChannelTo(server);
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  auto stream = OpenRawStream(channel.get(), "/etcdserverpb.Watch/Watch", &context);
+  ASSERT_TRUE(stream->Write(Bytes(kGarbage)));
+  grpc::ByteBuffer response;
+  EXPECT_FALSE(stream->Read(&response));
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(status.error_message().rfind("grpc: failed to unmarshal the received message", 0), 0u)
+      << status.error_message();
+
+  // Another stream is served as usual.
+  grpc::ClientContext after_context;
+  SetDeadline(&after_context);
+  auto after = etcdserverpb::Watch::NewStub(channel)->Watch(&after_context);
+  etcdserverpb::WatchRequest create;
+  create.mutable_create_request()->set_key("k");
+  ASSERT_TRUE(after->Write(create));
+  etcdserverpb::WatchResponse created;
+  ASSERT_TRUE(after->Read(&created));
+  EXPECT_TRUE(created.created());
+  after_context.TryCancel();
 }
 
 std::string KeepAliveOf(int64_t lease) {

@@ -379,37 +379,6 @@ TEST(ClientTest, ACompactedStartRevisionEndsTheWatchAsEtcdReportsIt) {
 }
 
 // What etcd does with create requests it cannot or will not serve as they are.
-// etcd ends a Watch stream whose request does not parse with INTERNAL, "grpc: failed to unmarshal
-// the received message ..."; the server goes on serving.
-TEST(ClientTest, AWatchRequestThatDoesNotParseEndsTheStream) {
-  TestServer server;
-  auto channel = grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials());
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  // The generated stub can only send well-formed requests, so this stream is opened for raw bytes.
-  const grpc::internal::RpcMethod method("/etcdserverpb.Watch/Watch", grpc::internal::RpcMethod::BIDI_STREAMING,
-                                         channel);
-  std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(
-      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(channel.get(), method,
-                                                                                            &context));
-  grpc::Slice garbage(std::string("\xff\xff\xff\xff"));
-  ASSERT_TRUE(stream->Write(grpc::ByteBuffer(&garbage, 1)));
-  grpc::ByteBuffer response;
-  EXPECT_FALSE(stream->Read(&response));
-  const grpc::Status status = stream->Finish();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
-  EXPECT_EQ(status.error_message().rfind("grpc: failed to unmarshal the received message", 0), 0u)
-      << status.error_message();
-
-  RawWatchStream after(server.endpoint());
-  etcdserverpb::WatchRequest create;
-  create.mutable_create_request()->set_key("k");
-  ASSERT_TRUE(after.stream->Write(create));
-  etcdserverpb::WatchResponse created;
-  ASSERT_TRUE(after.stream->Read(&created));
-  EXPECT_TRUE(created.created());
-}
-
 TEST(ClientTest, CreateRequestsAreRefusedOrReadAsEtcdDoes) {
   TestServer server;
   RawWatchStream raw(server.endpoint());

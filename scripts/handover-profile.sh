@@ -69,7 +69,8 @@ TICK_MS=$((1000 / $(getconf CLK_TCK)))
 for run in $(seq "$RUNS"); do
   if [ "$ETCD" = 1 ]; then
     echo "== run $run: etcd 3.4"
-    handover $ETCD_PORT | grep -E '^ops|^latency|handover'
+    handover $ETCD_PORT >"$WORK/etcd.out" 2>&1 || true
+    grep -E '^ops|^latency|handover' "$WORK/etcd.out" || cat "$WORK/etcd.out"
   fi
   echo "== run $run: leasehold"
   threads >"$WORK/threads.before"
@@ -79,13 +80,16 @@ for run in $(seq "$RUNS"); do
     (sleep 1 && perf sched record -o "$WORK/sched.data" -- sleep 1 >/dev/null 2>&1) &
     SCHED_PID=$!
   fi
-  handover $LH_PORT >"$WORK/bench.out"
+  handover $LH_PORT >"$WORK/bench.out" 2>&1 || true
   [ "$SCHED" = 1 ] && wait "$SCHED_PID"
   read -r _ u1 n1 s1 i1 w1 q1 sq1 _ < /proc/stat
   read -r syncs_after sync_s_after < <(fsyncs)
   threads >"$WORK/threads.after"
-  grep -E '^ops|^latency|handover' "$WORK/bench.out"
   cycles=$(awk '/^ops/ { print $2 }' "$WORK/bench.out")
+  if [ -z "$cycles" ] || [ "$cycles" = 0 ]; then
+    echo "the hand-over completed no cycle:"; cat "$WORK/bench.out"; continue
+  fi
+  grep -E '^ops|^latency|handover' "$WORK/bench.out"
   echo "server, per cycle, by thread name:"
   join <(sort "$WORK/threads.before") <(sort "$WORK/threads.after") |
     awk -v cycles="$cycles" -v tick="$TICK_MS" '{ cpu[$2] += ($6 - $3) * tick; vcs[$2] += $7 - $4 }

@@ -14,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+. scripts/bench-lib.sh
 DURATION=10
 REPEATS=3
 RSS_LEASES="100000 1000000"
@@ -70,23 +71,14 @@ start_server() { # etcd|leasehold
     local dir="$WORK/data-$1-$i" cp pp
     cp=$(client_port "$1" "$i"); pp=$(peer_port "$1" "$i")
     rm -rf "$dir"
-    if [ "$1" = etcd ]; then
-      etcd --name "m$i" --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$cp" \
-        --advertise-client-urls "http://127.0.0.1:$cp" --listen-peer-urls "http://127.0.0.1:$pp" \
-        --initial-advertise-peer-urls "http://127.0.0.1:$pp" --initial-cluster "$initial" \
-        --log-level error >>"$WORK/etcd-$i.log" 2>&1 &
-    else
-      "$ROOT/build/server/leasehold" --name "m$i" --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$cp" \
-        --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
-        --initial-cluster "$initial" --listen-blob-urls= --log-level warn >>"$WORK/leasehold-$i.log" 2>&1 &
-    fi
+    launch_member "$1" "m$i" "$dir" "$cp" "$pp" "$initial" "$WORK/$1-$i.log"
     PIDS+=($!)
   done
   # Wait for a leader and send the load to it.
   for _ in $(seq 1 200); do
     for i in $(seq 1 "$NODES"); do
       ENDPOINT="127.0.0.1:$(client_port "$1" "$i")"
-      if ETCDCTL_API=3 etcdctl --endpoints="$ENDPOINT" endpoint status 2>/dev/null | grep -q ", true, "; then
+      if is_leader "$ENDPOINT"; then
         PID=${PIDS[$((i - 1))]}
         return 0
       fi

@@ -13,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
+. scripts/bench-lib.sh
 RUNS=3 DURATION=5 SCHED=0 ETCD=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,21 +34,16 @@ LH_PORT=22679 ETCD_PORT=22779
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
 
-"$ROOT/build/server/leasehold" --name m1 --data-dir "$WORK/leasehold" \
-  --listen-client-urls "http://127.0.0.1:$LH_PORT" --listen-peer-urls "http://127.0.0.1:$((LH_PORT + 1))" \
-  --initial-advertise-peer-urls "http://127.0.0.1:$((LH_PORT + 1))" --initial-cluster "m1=http://127.0.0.1:$((LH_PORT + 1))" \
-  --listen-blob-urls= --log-level warn >"$WORK/leasehold.log" 2>&1 &
+launch_member leasehold m1 "$WORK/leasehold" $LH_PORT $((LH_PORT + 1)) "m1=http://127.0.0.1:$((LH_PORT + 1))" "$WORK/leasehold.log"
 LH_PID=$!
 PIDS+=("$LH_PID")
 if [ "$ETCD" = 1 ]; then
-  etcd --name m1 --data-dir "$WORK/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
-    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
-    --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
-    --initial-cluster "m1=http://127.0.0.1:$((ETCD_PORT + 1))" --log-level error >"$WORK/etcd.log" 2>&1 &
+  launch_member etcd m1 "$WORK/etcd" $ETCD_PORT $((ETCD_PORT + 1)) "m1=http://127.0.0.1:$((ETCD_PORT + 1))" "$WORK/etcd.log"
   PIDS+=("$!")
 fi
 for port in $LH_PORT $([ "$ETCD" = 1 ] && echo $ETCD_PORT); do
-  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+  for _ in $(seq 200); do is_leader "127.0.0.1:$port" && break; sleep 0.1; done
+  is_leader "127.0.0.1:$port" || { echo "the member on port $port did not start"; exit 1; }
 done
 
 handover() { "$BENCH" txn-lock --endpoints="127.0.0.1:$1" --clients 16 --locks 1 --conns 16 --duration "$DURATION"; }

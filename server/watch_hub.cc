@@ -1,8 +1,11 @@
 #include "server/watch_hub.h"
 
 #include <algorithm>
+#include <memory>
 #include <thread>
+#include <tuple>
 
+#include "absl/container/node_hash_map.h"
 #include "etcdserverpb/rpc.pb.h"
 #include "server/log.h"
 #include "storage/mvcc_store.h"
@@ -174,21 +177,55 @@ bool WatchHub::ServeLocked(absl::flat_hash_map<int64_t, Watcher>& watchers, cons
   return sent;
 }
 
-bool WatchHub::ReplayLocked(Watcher& w) {
-  std::vector<mvccpb::Event> history;
-  absl::Status st = state_machine_->History(w.next_revision, published_revision_, w.spec.key, w.spec.range_end,
-                                            true, &history);
-  if (!st.ok()) {
-    LogWarn("watch history replay failed", {{"error", st.ToString()}});
-    return false;
+// The lagging watchers of one stream usually missed the same events: a put watched thousands of
+// times over one stream fills it, and most of its watchers are caught up later. Each distinct
+// history (start, range) is read from the store once per catch-up, and encoded once for those
+// watchers that take all of it.
+struct WatchHub::ReplayCache {
+  struct Entry {
+    std::vector<mvccpb::Event> events;
+    std::unique_ptr<SharedEvents> shared;  // set when the events fit in one response
+  };
+  // Node-based: SharedEvents holds a reference to its entry's events.
+  absl::node_hash_map<std::tuple<int64_t, std::string, std::string>, Entry> entries;
+};
+
+WatchHub::Replayed WatchHub::ReplayLocked(Watcher& w, ReplayCache* cache) {
+  ReplayCache::Entry uncached;
+  ReplayCache::Entry* read = &uncached;
+  bool fresh = true;
+  if (cache != nullptr) {
+    auto [it, inserted] = cache->entries.try_emplace(std::make_tuple(w.next_revision, w.spec.key, w.spec.range_end));
+    read = &it->second;
+    fresh = inserted;
   }
-  std::vector<mvccpb::Event> mine;
-  for (auto& e : history) {
-    if (Matches(w, e)) mine.push_back(std::move(e));
+  if (fresh) {
+    absl::Status st = state_machine_->History(w.next_revision, published_revision_, w.spec.key, w.spec.range_end,
+                                              true, &read->events);
+    if (!st.ok()) {
+      if (cache != nullptr) cache->entries.erase(std::make_tuple(w.next_revision, w.spec.key, w.spec.range_end));
+      LogWarn("watch history replay failed", {{"error", st.ToString()}});
+      return Replayed::kFailed;
+    }
+    if (cache != nullptr && !read->events.empty() && RevisionCount(read->events) <= kMaxRevisionsPerResponse) {
+      read->shared = std::make_unique<SharedEvents>(read->events);
+    }
   }
-  if (!SendLocked(w, std::move(mine), published_revision_)) return false;
+  size_t matched = 0;
+  for (const auto& e : read->events) matched += Matches(w, e) ? 1 : 0;
+  if (read->shared != nullptr && matched == read->events.size()) {
+    if (!w.sink->DeliverShared(w.spec, *read->shared, published_revision_)) return Replayed::kSinkFull;
+    w.idle = false;
+  } else if (matched > 0) {
+    std::vector<mvccpb::Event> mine;
+    mine.reserve(matched);
+    for (const auto& e : read->events) {
+      if (Matches(w, e)) mine.push_back(e);
+    }
+    if (!SendLocked(w, std::move(mine), published_revision_)) return Replayed::kSinkFull;
+  }
   w.next_revision = published_revision_ + 1;
-  return true;
+  return Replayed::kAll;
 }
 
 absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* current_revision,
@@ -202,7 +239,7 @@ absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* curr
       *compact_revision = compacted;
       return absl::OutOfRangeError("etcdserver: mvcc: required revision has been compacted");
     }
-    if (!ReplayLocked(w)) w.lagging = true;
+    if (ReplayLocked(w, nullptr) != Replayed::kAll) w.lagging = true;
   }
   watchers_[sink][spec.watch_id] = std::move(w);
   return absl::OkStatus();
@@ -255,6 +292,7 @@ void WatchHub::Resync(int64_t revision) {
 
 void WatchHub::CatchUpLocked(WatchSink* sink, absl::flat_hash_map<int64_t, Watcher>& watchers) {
   const int64_t compacted = state_machine_->compacted_revision();
+  ReplayCache cache;
   for (auto w = watchers.begin(); w != watchers.end();) {
     if (w->second.lagging && w->second.next_revision < compacted) {
       // What it missed is gone; etcd cancels such a watcher with the compact revision too.
@@ -262,7 +300,12 @@ void WatchHub::CatchUpLocked(WatchSink* sink, absl::flat_hash_map<int64_t, Watch
       watchers.erase(w++);
       continue;
     }
-    if (w->second.lagging && ReplayLocked(w->second)) w->second.lagging = false;
+    if (w->second.lagging) {
+      const Replayed replayed = ReplayLocked(w->second, &cache);
+      // A full sink calls again once it has room: reading more history for it now would be wasted.
+      if (replayed == Replayed::kSinkFull) return;
+      if (replayed == Replayed::kAll) w->second.lagging = false;
+    }
     ++w;
   }
 }

@@ -126,13 +126,18 @@ class WatchHub {
   // if it sent any.
   bool ServeLocked(absl::flat_hash_map<int64_t, Watcher>& watchers, const std::vector<mvccpb::Event>& events,
                    const SharedEvents* shared, int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Delivers history [w.next_revision, published_revision_] to `w`. False when the sink is full.
-  bool ReplayLocked(Watcher& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  enum class Replayed { kAll, kSinkFull, kFailed };
+  // History already read by one catch-up (defined in the .cc).
+  struct ReplayCache;
+  // Delivers history [w.next_revision, published_revision_] to `w`, reading it through `cache`
+  // when one is given. kSinkFull: the sink refused a response; kFailed: history could not be read.
+  Replayed ReplayLocked(Watcher& w, ReplayCache* cache) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers `events` (ascending) to `w` in responses of at most kMaxRevisionsPerResponse
   // revisions, with header revision `revision`. False when the sink refused one; what went before
   // it counts as delivered.
   bool SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Replays the lagging watchers of one sink (dropping those whose history was compacted).
+  // Replays the lagging watchers of one sink (dropping those whose history was compacted), until
+  // the sink is full again; the rest wait for its next call.
   void CatchUpLocked(WatchSink* sink, absl::flat_hash_map<int64_t, Watcher>& watchers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   storage::StateMachine* const state_machine_;

@@ -276,11 +276,14 @@ void WatchStream::OnWriteDone(bool ok) {
     queue_.pop_front();
     if (cancelled_) {
       queue_.clear();
-    } else if (!queue_.empty()) {
-      WriteNextLocked();
-    } else if (refused_) {
-      refused_ = false;
-      catch_up = true;
+    } else {
+      if (!queue_.empty()) WriteNextLocked();
+      // Refused watchers are caught up while half the queue is still to go, so the stream keeps
+      // writing while the hub reads their history.
+      if (refused_ && queue_.size() <= kMaxQueued / 2) {
+        refused_ = false;
+        catch_up = true;
+      }
     }
     MaybeFinishLocked();
   }

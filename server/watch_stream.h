@@ -1,6 +1,6 @@
 // One Watch stream: creates and cancels watchers on request, and writes their responses in order.
 // Responses queue per stream; past kMaxQueued the hub stops delivering and replays from history once
-// the queue has drained. A client's half-close leaves the stream open, as etcd's does, until the
+// the queue has half drained. A client's half-close leaves the stream open, as etcd's does, until the
 // client cancels it.
 #pragma once
 
@@ -74,7 +74,7 @@ class WatchStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   etcdserverpb::ResponseHeader header_ ABSL_GUARDED_BY(mu_);  // what header_field_ encodes
   grpc::Slice header_field_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool refused_ ABSL_GUARDED_BY(mu_) = false;  // a delivery was refused: catch up when drained
+  bool refused_ ABSL_GUARDED_BY(mu_) = false;  // a delivery was refused: catch up once half drained
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_){grpc::StatusCode::CANCELLED, "watch stream cancelled"};

@@ -331,6 +331,76 @@ TEST(ClientTest, EveryStreamGetsEachEventOnceInOrderWhileStreamsJoin) {
   }
 }
 
+// More watchers on one stream than it queues responses for (1,024): each write watched by all of
+// them fills the stream, and the watchers it refused are caught up from history while more writes
+// come, each from wherever it was left and with its own view (prev_kv, filters, range). Each still
+// gets every event it watches once, in revision order, exactly as it asked for it.
+TEST(ClientTest, WatchersOfOneFullStreamAreCaughtUpEachWithItsOwnView) {
+  TestServer server;
+  auto client = Connect({server.endpoint()});
+  ASSERT_TRUE(client->Put("q/k", "0").ok());
+  RawWatchStream raw(server.endpoint());
+  constexpr int kWatchers = 3000;
+  constexpr int kKinds = 4;  // watcher i is of kind i % kKinds
+  for (int i = 0; i < kWatchers; ++i) {
+    etcdserverpb::WatchRequest create;
+    auto* c = create.mutable_create_request();
+    c->set_watch_id(i + 1);
+    c->set_key(i % kKinds == 3 ? "q/k" : "q/");
+    if (i % kKinds != 3) c->set_range_end(PrefixEnd("q/"));
+    c->set_prev_kv(i % kKinds == 1 || i % kKinds == 3);
+    if (i % kKinds == 2) c->add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
+    ASSERT_TRUE(raw.stream->Write(create));
+    etcdserverpb::WatchResponse created;
+    ASSERT_TRUE(raw.stream->Read(&created));
+    ASSERT_TRUE(created.created());
+    ASSERT_EQ(created.watch_id(), i + 1);
+  }
+  // Four revisions, written while the stream is still full of the earlier ones.
+  std::vector<int64_t> rev;
+  for (auto* op : {"put q/k 1", "put q/j 1", "del q/k", "put q/k 2"}) {
+    const std::string s = op;
+    if (s.rfind("put ", 0) == 0) {
+      auto put = client->Put(s.substr(4, 3), s.substr(8));
+      ASSERT_TRUE(put.ok()) << put.status();
+      rev.push_back(put->header().revision());
+    } else {
+      auto del = client->Delete(s.substr(4, 3));
+      ASSERT_TRUE(del.ok()) << del.status();
+      rev.push_back(del->header().revision());
+    }
+  }
+  auto r = [&rev](int n) { return "@" + std::to_string(rev[static_cast<size_t>(n)]) + " "; };
+  const std::vector<std::string> expected[kKinds] = {
+      {r(0) + "PUT q/k=1", r(1) + "PUT q/j=1", r(2) + "DELETE q/k", r(3) + "PUT q/k=2"},
+      {r(0) + "PUT q/k=1 prev=0", r(1) + "PUT q/j=1", r(2) + "DELETE q/k prev=1", r(3) + "PUT q/k=2"},
+      {r(2) + "DELETE q/k"},
+      {r(0) + "PUT q/k=1 prev=0", r(2) + "DELETE q/k prev=1", r(3) + "PUT q/k=2"},
+  };
+  size_t want_total = 0;
+  for (int i = 0; i < kWatchers; ++i) want_total += expected[i % kKinds].size();
+
+  std::map<int64_t, std::vector<std::string>> seen;
+  size_t total = 0;
+  etcdserverpb::WatchResponse response;
+  while (total < want_total && raw.stream->Read(&response)) {
+    ASSERT_FALSE(response.created() || response.canceled()) << response.ShortDebugString();
+    for (const auto& e : response.events()) {
+      EXPECT_LE(e.kv().mod_revision(), response.header().revision());
+      std::string line = "@" + std::to_string(e.kv().mod_revision()) + " " +
+                         (e.type() == mvccpb::Event::PUT ? "PUT " + e.kv().key() + "=" + e.kv().value()
+                                                         : "DELETE " + e.kv().key());
+      if (e.has_prev_kv()) line += " prev=" + e.prev_kv().value();
+      seen[response.watch_id()].push_back(line);
+      ++total;
+    }
+  }
+  ASSERT_EQ(total, want_total);
+  for (int i = 0; i < kWatchers; ++i) {
+    ASSERT_EQ(seen[i + 1], expected[i % kKinds]) << "watcher " << i + 1;
+  }
+}
+
 TEST(ClientTest, IdleWatchersGetProgressNotificationsWhenTheyAskForThem) {
   TestServer server({"--experimental-watch-progress-notify-interval=200ms"});
   auto client = Connect({server.endpoint()});

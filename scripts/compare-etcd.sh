@@ -135,6 +135,7 @@ CASES=(
   "watch-fanout events, 1000 watchers, 10 puts/s|watch-fanout --clients 1000 --conns 16 --rate 10 $D"
   "watch-fanout events, 10000 watchers on 100 streams, 1 put/s|watch-fanout --clients 10000 --watchers-per-stream 100 --conns 16 --rate 1 $D"
   "watch-fanout events, 10000 watchers on 10000 streams, 1 put/s|watch-fanout --clients 10000 --conns 16 --rate 1 $D"
+  "watch-fanout events, 10000 watchers on 1 stream, 1 put/s|watch-fanout --clients 10000 --watchers-per-stream 10000 --conns 1 --rate 1 $D"
 )
 if [ "$CLIENT" = go ]; then
   GD="--duration ${DURATION}s"
@@ -143,6 +144,7 @@ if [ "$CLIENT" = go ]; then
     "watch-fanout events, 1000 watchers, 10 puts/s|watch-fanout --watchers 1000 --streams 1000 --conns 16 --rate 10 $GD"
     "watch-fanout events, 10000 watchers on 100 streams, 1 put/s|watch-fanout --watchers 10000 --streams 100 --conns 16 --rate 1 $GD"
     "watch-fanout events, 10000 watchers on 10000 streams, 1 put/s|watch-fanout --watchers 10000 --streams 10000 --conns 16 --rate 1 $GD"
+    "watch-fanout events, 10000 watchers on 1 stream, 1 put/s|watch-fanout --watchers 10000 --streams 1 --conns 1 --rate 1 $GD"
   )
 fi
 for r in $(seq 1 "$REPEATS"); do

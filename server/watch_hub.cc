@@ -148,31 +148,34 @@ void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revisio
   published_revision_ = revision;
 }
 
+WatchHub::Delivery WatchHub::DeliverMatchingLocked(Watcher& w, const std::vector<mvccpb::Event>& events,
+                                                   const SharedEvents* shared, int64_t revision) {
+  size_t matched = 0;
+  for (const auto& e : events) matched += Matches(w, e) ? 1 : 0;
+  if (matched == 0) return Delivery::kNothing;
+  if (shared != nullptr && matched == events.size()) {
+    if (!w.sink->DeliverShared(w.spec, *shared, revision)) return Delivery::kRefused;
+    w.next_revision = events.back().kv().mod_revision() + 1;
+    w.idle = false;
+    return Delivery::kSent;
+  }
+  std::vector<mvccpb::Event> mine;
+  mine.reserve(matched);
+  for (const auto& e : events) {
+    if (Matches(w, e)) mine.push_back(e);
+  }
+  return SendLocked(w, std::move(mine), revision) ? Delivery::kSent : Delivery::kRefused;
+}
+
 bool WatchHub::ServeLocked(absl::flat_hash_map<int64_t, Watcher>& watchers, const std::vector<mvccpb::Event>& events,
                            const SharedEvents* shared, int64_t revision) {
   bool sent = false;
   for (auto& [id, w] : watchers) {
     if (w.lagging) continue;
-    size_t matched = 0;
-    for (const auto& e : events) matched += Matches(w, e) ? 1 : 0;
-    if (matched == 0) continue;
-    sent = true;
-    if (shared != nullptr && matched == events.size()) {
-      if (!w.sink->DeliverShared(w.spec, *shared, revision)) {
-        w.lagging = true;  // as below: replayed from history once the sink has room
-        continue;
-      }
-      w.next_revision = events.back().kv().mod_revision() + 1;
-      w.idle = false;
-      continue;
-    }
-    std::vector<mvccpb::Event> mine;
-    mine.reserve(matched);
-    for (const auto& e : events) {
-      if (Matches(w, e)) mine.push_back(e);
-    }
+    const Delivery delivery = DeliverMatchingLocked(w, events, shared, revision);
+    sent = sent || delivery != Delivery::kNothing;
     // A full sink leaves next_revision where it was; the missed events are replayed from history.
-    if (!SendLocked(w, std::move(mine), revision)) w.lagging = true;
+    if (delivery == Delivery::kRefused) w.lagging = true;
   }
   return sent;
 }
@@ -194,16 +197,16 @@ WatchHub::Replayed WatchHub::ReplayLocked(Watcher& w, ReplayCache* cache) {
   ReplayCache::Entry uncached;
   ReplayCache::Entry* read = &uncached;
   bool fresh = true;
+  decltype(ReplayCache::entries)::iterator cached;
   if (cache != nullptr) {
-    auto [it, inserted] = cache->entries.try_emplace(std::make_tuple(w.next_revision, w.spec.key, w.spec.range_end));
-    read = &it->second;
-    fresh = inserted;
+    std::tie(cached, fresh) = cache->entries.try_emplace(std::make_tuple(w.next_revision, w.spec.key, w.spec.range_end));
+    read = &cached->second;
   }
   if (fresh) {
     absl::Status st = state_machine_->History(w.next_revision, published_revision_, w.spec.key, w.spec.range_end,
                                               true, &read->events);
     if (!st.ok()) {
-      if (cache != nullptr) cache->entries.erase(std::make_tuple(w.next_revision, w.spec.key, w.spec.range_end));
+      if (cache != nullptr) cache->entries.erase(cached);
       LogWarn("watch history replay failed", {{"error", st.ToString()}});
       return Replayed::kFailed;
     }
@@ -211,18 +214,8 @@ WatchHub::Replayed WatchHub::ReplayLocked(Watcher& w, ReplayCache* cache) {
       read->shared = std::make_unique<SharedEvents>(read->events);
     }
   }
-  size_t matched = 0;
-  for (const auto& e : read->events) matched += Matches(w, e) ? 1 : 0;
-  if (read->shared != nullptr && matched == read->events.size()) {
-    if (!w.sink->DeliverShared(w.spec, *read->shared, published_revision_)) return Replayed::kSinkFull;
-    w.idle = false;
-  } else if (matched > 0) {
-    std::vector<mvccpb::Event> mine;
-    mine.reserve(matched);
-    for (const auto& e : read->events) {
-      if (Matches(w, e)) mine.push_back(e);
-    }
-    if (!SendLocked(w, std::move(mine), published_revision_)) return Replayed::kSinkFull;
+  if (DeliverMatchingLocked(w, read->events, read->shared.get(), published_revision_) == Delivery::kRefused) {
+    return Replayed::kSinkFull;
   }
   w.next_revision = published_revision_ + 1;
   return Replayed::kAll;

@@ -126,6 +126,12 @@ class WatchHub {
   // if it sent any.
   bool ServeLocked(absl::flat_hash_map<int64_t, Watcher>& watchers, const std::vector<mvccpb::Event>& events,
                    const SharedEvents* shared, int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  enum class Delivery { kNothing, kSent, kRefused };
+  // Sends `w` those of `events` (ascending) it matches, at header revision `revision`: as `shared`
+  // (their one encoding) when it matches them all and `shared` is set, else in responses of its own.
+  // kRefused: the sink was full; what went before counts as delivered.
+  Delivery DeliverMatchingLocked(Watcher& w, const std::vector<mvccpb::Event>& events, const SharedEvents* shared,
+                                 int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   enum class Replayed { kAll, kSinkFull, kFailed };
   // History already read by one catch-up (defined in the .cc).
   struct ReplayCache;

@@ -46,7 +46,12 @@ TEST(ClusterClientTest, LeaderKilledUnderTheClient) {
   options.request_timeout = absl::Seconds(10);
   auto client = *Client::Connect(options);
 
-  auto lease = ManagedLease::Grant(client.get(), 3);
+  // The TTL must outlast the failover, as any etcd client's must: the client counts its lease lost
+  // once it cannot confirm a renewal before the deadline its last renewal gave. A failover takes one
+  // to two election timeouts (1-2 s), twice that when the two survivors split their votes, and a
+  // 3 s lease renewed every second lost to such an election about one run in ten.
+  constexpr int64_t kTtlSeconds = 10;
+  auto lease = ManagedLease::Grant(client.get(), kTtlSeconds);
   ASSERT_TRUE(lease.ok()) << lease.status();
   absl::Mutex mu;
   std::vector<mvccpb::Event> events;
@@ -73,8 +78,9 @@ TEST(ClusterClientTest, LeaderKilledUnderTheClient) {
               absl::ToDoubleMilliseconds(absl::Now() - killed));
   ASSERT_TRUE(client->Put("cw/3", "c").ok());
 
-  // Past the 3 s TTL twice over: renewed through the survivors, never declared lost.
-  absl::SleepFor(absl::Seconds(6));
+  // Past the last deadline the dead leader could have given (its renewal just before the kill, plus
+  // the TTL and a new leader's allowance): renewed through the survivors, never declared lost.
+  absl::SleepFor(killed + absl::Seconds(kTtlSeconds + 2) - absl::Now());
   EXPECT_FALSE((*lease)->lost().cancelled()) << (*lease)->lost().reason();
   auto ttl = client->LeaseTimeToLive((*lease)->id(), true);
   ASSERT_TRUE(ttl.ok()) << ttl.status();
@@ -93,6 +99,12 @@ TEST(ClusterClientTest, LeaderKilledUnderTheClient) {
   auto token = mutex.Lock(absl::Seconds(5));
   ASSERT_TRUE(token.ok()) << token.status();
   EXPECT_TRUE(mutex.Unlock().ok());
+  // Revoked through the survivors while they still have a quorum (and so not left to the lease's
+  // destructor, whose best-effort revoke would wait out the request timeout below).
+  EXPECT_TRUE((*lease)->Revoke().ok());
+  auto revoked = client->LeaseTimeToLive((*lease)->id(), false);
+  ASSERT_TRUE(revoked.ok()) << revoked.status();
+  EXPECT_EQ(revoked->ttl(), -1);
 
   // Quorum lost: the last member has no leader, and a watch stream that requires one (etcd's
   // "hasleader" metadata, sent by etcdctl and by this library) is ended with etcd's error.

@@ -111,6 +111,33 @@ bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t
   return true;
 }
 
+std::vector<WatchHub::Watcher*> WatchHub::WatchersOfKeysLocked(const std::vector<mvccpb::Event>& events) const {
+  std::vector<Watcher*> found;
+  for (const auto& e : events) {
+    by_range_.ForEachHolding(e.kv().key(), [&found](Watcher* w) { found.push_back(w); });
+  }
+  auto by_sink = [](const Watcher* a, const Watcher* b) { return std::tie(a->sink, a) < std::tie(b->sink, b); };
+  std::sort(found.begin(), found.end(), by_sink);
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
+}
+
+namespace {
+
+// [begin, end) of each run of watchers of one sink in `watchers` (grouped by sink).
+template <typename W>
+std::vector<std::pair<size_t, size_t>> SinkRuns(const std::vector<W*>& watchers) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t begin = 0, end = 0; begin < watchers.size(); begin = end) {
+    for (end = begin + 1; end < watchers.size() && watchers[end]->sink == watchers[begin]->sink; ++end) {
+    }
+    runs.emplace_back(begin, end);
+  }
+  return runs;
+}
+
+}  // namespace
+
 void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revision,
                        const std::function<void()>& midway) {
   bool all_served = true;
@@ -119,15 +146,14 @@ void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revisio
   const SharedEvents* shareable = RevisionCount(events) <= kMaxRevisionsPerResponse ? &shared : nullptr;
   {
     absl::MutexLock lock(&mu_);
+    const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
     int served = 0;
-    if (!events.empty()) {
-      for (auto& [sink, watchers] : watchers_) {
-        if (served == kStreamsServedFirst) {
-          all_served = false;
-          break;
-        }
-        if (ServeLocked(watchers, events, shareable, revision)) ++served;
+    for (const auto& [begin, end] : SinkRuns(watchers)) {
+      if (served == kStreamsServedFirst) {
+        all_served = false;
+        break;
       }
+      if (ServeLocked(watchers, begin, end, events, shareable, revision)) ++served;
     }
     if (all_served) published_revision_ = revision;
   }
@@ -135,15 +161,14 @@ void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revisio
   midway();
   if (all_served) return;
   absl::MutexLock lock(&mu_);
-  // Every stream again: those served above, and watchers added or caught up meanwhile (from
-  // history up to the earlier published revision), have moved their next_revision past what they
-  // got, so Matches skips it.
-  std::vector<absl::flat_hash_map<int64_t, Watcher>*> sinks;
-  sinks.reserve(watchers_.size());
-  for (auto& [sink, watchers] : watchers_) sinks.push_back(&watchers);
+  // The watchers of these keys again, as they are now: those served above, and watchers added or
+  // caught up meanwhile (from history up to the earlier published revision), have moved their
+  // next_revision past what they got, so Matches skips it; cancelled ones are gone.
+  const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
+  const std::vector<std::pair<size_t, size_t>> runs = SinkRuns(watchers);
   // Sinks are disjoint, so chunks of them can be served in parallel; we hold mu_ throughout.
-  fan_out_.Run(sinks.size(), /*min_parallel=*/64, [&](size_t begin, size_t end) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    for (size_t i = begin; i < end; ++i) ServeLocked(*sinks[i], events, shareable, revision);
+  fan_out_.Run(runs.size(), /*min_parallel=*/64, [&](size_t begin, size_t end) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    for (size_t i = begin; i < end; ++i) ServeLocked(watchers, runs[i].first, runs[i].second, events, shareable, revision);
   });
   published_revision_ = revision;
 }
@@ -167,10 +192,11 @@ WatchHub::Delivery WatchHub::DeliverMatchingLocked(Watcher& w, const std::vector
   return SendLocked(w, std::move(mine), revision) ? Delivery::kSent : Delivery::kRefused;
 }
 
-bool WatchHub::ServeLocked(absl::flat_hash_map<int64_t, Watcher>& watchers, const std::vector<mvccpb::Event>& events,
-                           const SharedEvents* shared, int64_t revision) {
+bool WatchHub::ServeLocked(const std::vector<Watcher*>& watchers, size_t begin, size_t end,
+                           const std::vector<mvccpb::Event>& events, const SharedEvents* shared, int64_t revision) {
   bool sent = false;
-  for (auto& [id, w] : watchers) {
+  for (size_t i = begin; i < end; ++i) {
+    Watcher& w = *watchers[i];
     if (w.lagging) continue;
     const Delivery delivery = DeliverMatchingLocked(w, events, shared, revision);
     sent = sent || delivery != Delivery::kNothing;
@@ -234,7 +260,12 @@ absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* curr
     }
     if (ReplayLocked(w, nullptr) != Replayed::kAll) w.lagging = true;
   }
-  watchers_[sink][spec.watch_id] = std::move(w);
+  auto [it, added] = watchers_[sink].try_emplace(spec.watch_id, std::move(w));
+  if (!added) {  // a stream reuses a watch id only once its watcher is gone; never two under one id
+    by_range_.Erase(it->second.spec.key, it->second.spec.range_end, &it->second);
+    it->second = std::move(w);
+  }
+  by_range_.Insert(spec.key, spec.range_end, &it->second);
   return absl::OkStatus();
 }
 
@@ -242,9 +273,12 @@ bool WatchHub::Remove(WatchSink* sink, int64_t watch_id) {
   absl::MutexLock lock(&mu_);
   auto it = watchers_.find(sink);
   if (it == watchers_.end()) return false;
-  const bool removed = it->second.erase(watch_id) > 0;
+  auto w = it->second.find(watch_id);
+  if (w == it->second.end()) return false;
+  by_range_.Erase(w->second.spec.key, w->second.spec.range_end, &w->second);
+  it->second.erase(w);
   if (it->second.empty()) watchers_.erase(it);
-  return removed;
+  return true;
 }
 
 void WatchHub::NotifyProgress() {
@@ -265,7 +299,10 @@ void WatchHub::NotifyNoLeader() {
 
 void WatchHub::RemoveAll(WatchSink* sink) {
   absl::MutexLock lock(&mu_);
-  watchers_.erase(sink);
+  auto it = watchers_.find(sink);
+  if (it == watchers_.end()) return;
+  for (auto& [id, w] : it->second) by_range_.Erase(w.spec.key, w.spec.range_end, &w);
+  watchers_.erase(it);
 }
 
 void WatchHub::CatchUp(WatchSink* sink) {
@@ -283,13 +320,14 @@ void WatchHub::Resync(int64_t revision) {
   }
 }
 
-void WatchHub::CatchUpLocked(WatchSink* sink, absl::flat_hash_map<int64_t, Watcher>& watchers) {
+void WatchHub::CatchUpLocked(WatchSink* sink, SinkWatchers& watchers) {
   const int64_t compacted = state_machine_->compacted_revision();
   ReplayCache cache;
   for (auto w = watchers.begin(); w != watchers.end();) {
     if (w->second.lagging && w->second.next_revision < compacted) {
       // What it missed is gone; etcd cancels such a watcher with the compact revision too.
       sink->Compacted(w->first, compacted);
+      by_range_.Erase(w->second.spec.key, w->second.spec.range_end, &w->second);
       watchers.erase(w++);
       continue;
     }

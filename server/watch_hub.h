@@ -18,9 +18,11 @@
 #include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "mvccpb/kv.pb.h"
+#include "server/key_range_index.h"
 #include "server/parallel_for.h"
 #include "storage/state_machine.h"
 
@@ -120,12 +122,19 @@ class WatchHub {
   };
   static constexpr int kMaxRevisionsPerResponse = 1000;  // etcd's watchBatchMaxRevs
   static constexpr int kStreamsServedFirst = 4;          // by Publish, before its `midway`
+  // A stream's watchers, by watch id. Node-based: the index points at them.
+  using SinkWatchers = absl::node_hash_map<int64_t, Watcher>;
   bool Matches(const Watcher& w, const mvccpb::Event& event) const;
-  // Sends each of one stream's watchers (not lagging) the events it matches and has not had yet, at
-  // header revision `revision`; a watcher matching them all gets `shared` when that is set. True
-  // if it sent any.
-  bool ServeLocked(absl::flat_hash_map<int64_t, Watcher>& watchers, const std::vector<mvccpb::Event>& events,
-                   const SharedEvents* shared, int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The watchers whose range holds the key of one of `events`, each once, those of one sink next to
+  // each other.
+  std::vector<Watcher*> WatchersOfKeysLocked(const std::vector<mvccpb::Event>& events) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Sends each of `watchers` (not lagging; all of one sink) the events it matches and has not had
+  // yet, at header revision `revision`; a watcher matching them all gets `shared` when that is set.
+  // True if it sent any.
+  bool ServeLocked(const std::vector<Watcher*>& watchers, size_t begin, size_t end,
+                   const std::vector<mvccpb::Event>& events, const SharedEvents* shared, int64_t revision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   enum class Delivery { kNothing, kSent, kRefused };
   // Sends `w` those of `events` (ascending) it matches, at header revision `revision`: as `shared`
   // (their one encoding) when it matches them all and `shared` is set, else in responses of its own.
@@ -144,7 +153,7 @@ class WatchHub {
   bool SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Replays the lagging watchers of one sink (dropping those whose history was compacted), until
   // the sink is full again; the rest wait for its next call.
-  void CatchUpLocked(WatchSink* sink, absl::flat_hash_map<int64_t, Watcher>& watchers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CatchUpLocked(WatchSink* sink, SinkWatchers& watchers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   storage::StateMachine* const state_machine_;
   // Publish hands each stream its responses from a few threads at once: with thousands of streams,
@@ -153,7 +162,9 @@ class WatchHub {
   mutable absl::Mutex mu_;
   int64_t published_revision_ ABSL_GUARDED_BY(mu_);
   // Watchers by sink, then by watch id.
-  absl::flat_hash_map<WatchSink*, absl::flat_hash_map<int64_t, Watcher>> watchers_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<WatchSink*, SinkWatchers> watchers_ ABSL_GUARDED_BY(mu_);
+  // Every watcher of watchers_, by its range: a publish visits only the watchers of its keys.
+  KeyRangeIndex<Watcher> by_range_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace leasehold::server

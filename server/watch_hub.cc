@@ -111,14 +111,20 @@ bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t
   return true;
 }
 
-std::vector<WatchHub::Watcher*> WatchHub::WatchersOfKeysLocked(const std::vector<mvccpb::Event>& events) const {
+std::vector<WatchHub::Watcher*> WatchHub::WatchersOfKeysLocked(const std::vector<mvccpb::Event>& events) {
+  // Listed once each as they are met (a revoke deleting thousands of keys under one watched prefix
+  // meets each watcher thousands of times), then grouped by sink.
+  const uint64_t collection = ++collections_;
   std::vector<Watcher*> found;
   for (const auto& e : events) {
-    by_range_.ForEachHolding(e.kv().key(), [&found](Watcher* w) { found.push_back(w); });
+    by_range_.ForEachHolding(e.kv().key(), [&found, collection](Watcher* w) {
+      if (w->collected == collection) return;
+      w->collected = collection;
+      found.push_back(w);
+    });
   }
-  auto by_sink = [](const Watcher* a, const Watcher* b) { return std::tie(a->sink, a) < std::tie(b->sink, b); };
-  std::sort(found.begin(), found.end(), by_sink);
-  found.erase(std::unique(found.begin(), found.end()), found.end());
+  std::sort(found.begin(), found.end(),
+            [](const Watcher* a, const Watcher* b) { return std::tie(a->sink, a) < std::tie(b->sink, b); });
   return found;
 }
 

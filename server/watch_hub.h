@@ -119,6 +119,7 @@ class WatchHub {
     int64_t next_revision;  // events below this were delivered (or precede the start)
     bool lagging = false;
     bool idle = true;  // no event sent since the last progress notification
+    uint64_t collected = 0;  // the last WatchersOfKeysLocked call that listed it
   };
   static constexpr int kMaxRevisionsPerResponse = 1000;  // etcd's watchBatchMaxRevs
   static constexpr int kStreamsServedFirst = 4;          // by Publish, before its `midway`
@@ -127,8 +128,8 @@ class WatchHub {
   bool Matches(const Watcher& w, const mvccpb::Event& event) const;
   // The watchers whose range holds the key of one of `events`, each once, those of one sink next to
   // each other.
-  std::vector<Watcher*> WatchersOfKeysLocked(const std::vector<mvccpb::Event>& events) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  std::vector<Watcher*> WatchersOfKeysLocked(const std::vector<mvccpb::Event>& events)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sends each of `watchers` (not lagging; all of one sink) the events it matches and has not had
   // yet, at header revision `revision`; a watcher matching them all gets `shared` when that is set.
   // True if it sent any.
@@ -165,6 +166,7 @@ class WatchHub {
   absl::flat_hash_map<WatchSink*, SinkWatchers> watchers_ ABSL_GUARDED_BY(mu_);
   // Every watcher of watchers_, by its range: a publish visits only the watchers of its keys.
   KeyRangeIndex<Watcher> by_range_ ABSL_GUARDED_BY(mu_);
+  uint64_t collections_ ABSL_GUARDED_BY(mu_) = 0;  // WatchersOfKeysLocked calls so far
 };
 
 }  // namespace leasehold::server

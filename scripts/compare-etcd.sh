@@ -128,6 +128,7 @@ CASES=(
   "lease-timetolive|lease-timetolive --clients 256 --conns 16 $D"
   "put with lease|put --with-lease --clients 256 --conns 16 $D"
   "put|put --clients 256 --conns 16 $D"
+  "put, next to 10000 idle watch streams|put --clients 64 --conns 16 --idle-watch-streams 10000 $D"
   "range, linearizable|range --clients 256 --conns 16 $D"
   "range, serializable|range --serializable --clients 256 --conns 16 $D"
   "txn-lock cycles, 64 clients on 64 locks|txn-lock --clients 64 --conns 16 $D"

@@ -32,7 +32,9 @@ const char kUsage[] =
     "  --endpoints=host:port[,...]  --conns=N  --clients=N  --total=N | --duration=SECONDS\n"
     "  --rate=OPS_PER_S (open loop; latency from the intended start)  --json\n"
     "  --ttl=S --revoke=BOOL --leases-per-stream=N --key-size=N --value-size=N --key-space=N\n"
-    "  --with-lease --serializable --locks=N --watchers-per-stream=N --storm-leases=N --storm-ttl=S --storm-put-rate=R\n";
+    "  --with-lease --serializable --locks=N --watchers-per-stream=N --storm-leases=N --storm-ttl=S --storm-put-rate=R\n"
+    "  --idle-watch-streams=N  (any workload) hold N watch streams open meanwhile, each watching a key\n"
+    "                          nobody writes: what open streams cost every other call\n";
 
 [[noreturn]] void Usage(const std::string& error) {
   if (!error.empty()) std::fprintf(stderr, "leasehold-bench: %s\n\n", error.c_str());
@@ -91,6 +93,7 @@ Options ParseOptions(int argc, char** argv) {
       {"serializable", [&](auto& n, auto& v) { o.serializable = Bool(n, v); }},
       {"locks", [&](auto& n, auto& v) { o.locks = static_cast<int>(Int(n, v)); }},
       {"watchers-per-stream", [&](auto& n, auto& v) { o.watchers_per_stream = static_cast<int>(Int(n, v)); }},
+      {"idle-watch-streams", [&](auto& n, auto& v) { o.idle_watch_streams = static_cast<int>(std::max<int64_t>(0, Int(n, v))); }},
       {"storm-leases", [&](auto& n, auto& v) { o.storm_leases = std::max<int64_t>(1, Int(n, v)); }},
       {"storm-ttl", [&](auto& n, auto& v) { o.storm_ttl = std::max<int64_t>(1, Int(n, v)); }},
       {"storm-put-rate", [&](auto& n, auto& v) { o.storm_put_rate = Double(n, v); }},

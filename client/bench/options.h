@@ -30,6 +30,7 @@ struct Options {
   int64_t storm_leases = 100000;    // expiry-storm
   int64_t storm_ttl = 5;
   double storm_put_rate = 500;      // background puts per second during the storm
+  int idle_watch_streams = 0;       // any workload: streams held open meanwhile, one idle watcher each
 };
 
 // Exits with a usage message on bad flags.

@@ -280,11 +280,13 @@ bool WatchHub::Remove(WatchSink* sink, int64_t watch_id) {
   auto it = watchers_.find(sink);
   if (it == watchers_.end()) return false;
   auto w = it->second.find(watch_id);
-  if (w == it->second.end()) return false;
-  by_range_.Erase(w->second.spec.key, w->second.spec.range_end, &w->second);
-  it->second.erase(w);
+  const bool removed = w != it->second.end();
+  if (removed) {
+    by_range_.Erase(w->second.spec.key, w->second.spec.range_end, &w->second);
+    it->second.erase(w);
+  }
   if (it->second.empty()) watchers_.erase(it);
-  return true;
+  return removed;
 }
 
 void WatchHub::NotifyProgress() {

@@ -283,6 +283,79 @@ TEST(ClientTest, WatchersOfOneWriteEachGetTheirOwnViewOfIt) {
   }
 }
 
+// Every kind of range a client can send (single key, prefix, from-key, any other range, all keys)
+// hears exactly its keys' events, and a cancelled watcher nothing, also after its id is reused for
+// another range: the hub finds watchers through an index by range, not by testing each one.
+TEST(ClientTest, EachKindOfRangeHearsExactlyItsKeys) {
+  TestServer server;
+  auto client = Connect({server.endpoint()});
+  RawWatchStream raw(server.endpoint());
+  const std::string kFromKey("\0", 1);
+  auto create = [&](int64_t id, const std::string& key, const std::string& range_end) {
+    etcdserverpb::WatchRequest request;
+    request.mutable_create_request()->set_key(key);
+    request.mutable_create_request()->set_range_end(range_end);
+    request.mutable_create_request()->set_watch_id(id);
+    ASSERT_TRUE(raw.stream->Write(request));
+    etcdserverpb::WatchResponse created;
+    ASSERT_TRUE(raw.stream->Read(&created));
+    ASSERT_TRUE(created.created());
+    ASSERT_EQ(created.watch_id(), id);
+  };
+  auto cancel = [&](int64_t id) {
+    etcdserverpb::WatchRequest request;
+    request.mutable_cancel_request()->set_watch_id(id);
+    ASSERT_TRUE(raw.stream->Write(request));
+    etcdserverpb::WatchResponse cancelled;
+    ASSERT_TRUE(raw.stream->Read(&cancelled));
+    ASSERT_TRUE(cancelled.canceled());
+    ASSERT_EQ(cancelled.watch_id(), id);
+  };
+  // Writes `keys` in one revision and returns, by watch id, the keys each response carried.
+  auto write = [&](const std::vector<std::string>& keys, size_t responses) {
+    etcdserverpb::TxnRequest txn;
+    for (const auto& key : keys) {
+      auto* put = txn.add_success()->mutable_request_put();
+      put->set_key(key);
+      put->set_value("v");
+    }
+    EXPECT_TRUE(client->Txn(txn).ok());
+    std::map<int64_t, std::vector<std::string>> heard;
+    for (size_t i = 0; i < responses; ++i) {
+      etcdserverpb::WatchResponse r;
+      if (!raw.stream->Read(&r)) break;
+      auto& keys_heard = heard[r.watch_id()];
+      EXPECT_TRUE(keys_heard.empty()) << "watch " << r.watch_id() << " got two responses";
+      for (const auto& e : r.events()) keys_heard.push_back(e.kv().key());
+    }
+    return heard;
+  };
+  using Heard = std::map<int64_t, std::vector<std::string>>;
+  create(1, "k/b", "");
+  create(2, "k/", PrefixEnd("k/"));
+  create(3, "k/c", kFromKey);
+  create(4, "k/a", "k/c");
+  create(5, kFromKey, kFromKey);
+  create(6, "k/", PrefixEnd("k/"));
+  cancel(6);
+  EXPECT_EQ(write({"k/a", "k/b", "k/c", "k/d", "x"}, 5),
+            (Heard{{1, {"k/b"}},
+                   {2, {"k/a", "k/b", "k/c", "k/d"}},
+                   {3, {"k/c", "k/d", "x"}},
+                   {4, {"k/a", "k/b"}},
+                   {5, {"k/a", "k/b", "k/c", "k/d", "x"}}}));
+  // Id 6 again, on one key nobody else watches alone; the prefix watcher that had it stays gone.
+  create(6, "zz", "");
+  EXPECT_EQ(write({"zz"}, 3), (Heard{{3, {"zz"}}, {5, {"zz"}}, {6, {"zz"}}}));
+  cancel(2);
+  EXPECT_EQ(write({"k/b"}, 3), (Heard{{1, {"k/b"}}, {4, {"k/b"}}, {5, {"k/b"}}}));
+  // Alone in its revision (a watcher found through one key gets all of a revision's that it holds),
+  // the first key of a from-key range and the end of another.
+  EXPECT_EQ(write({"k/c"}, 2), (Heard{{3, {"k/c"}}, {5, {"k/c"}}}));
+  // A stray response to any earlier write would come before these.
+  EXPECT_EQ(write({"y"}, 2), (Heard{{3, {"y"}}, {5, {"y"}}}));
+}
+
 // Many streams watch one prefix while writes go on, some opened from a past revision in the middle
 // of it: each stream gets every event once, in revision order, whichever way the server reaches it
 // (live fan-out, the streams it serves before answering the writer, or replay from history).

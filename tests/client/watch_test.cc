@@ -72,6 +72,15 @@ struct RawWatchStream {
   }
   ~RawWatchStream() { context.TryCancel(); }
 
+  // Sends a create request for (key, range_end) under `watch_id` (0: the server picks one).
+  bool Create(const std::string& key, const std::string& range_end, int64_t watch_id) {
+    etcdserverpb::WatchRequest request;
+    request.mutable_create_request()->set_key(key);
+    request.mutable_create_request()->set_range_end(range_end);
+    request.mutable_create_request()->set_watch_id(watch_id);
+    return stream->Write(request);
+  }
+
   std::unique_ptr<etcdserverpb::Watch::Stub> stub;
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>> stream;
@@ -292,11 +301,7 @@ TEST(ClientTest, EachKindOfRangeHearsExactlyItsKeys) {
   RawWatchStream raw(server.endpoint());
   const std::string kFromKey("\0", 1);
   auto create = [&](int64_t id, const std::string& key, const std::string& range_end) {
-    etcdserverpb::WatchRequest request;
-    request.mutable_create_request()->set_key(key);
-    request.mutable_create_request()->set_range_end(range_end);
-    request.mutable_create_request()->set_watch_id(id);
-    ASSERT_TRUE(raw.stream->Write(request));
+    ASSERT_TRUE(raw.Create(key, range_end, id));
     etcdserverpb::WatchResponse created;
     ASSERT_TRUE(raw.stream->Read(&created));
     ASSERT_TRUE(created.created());
@@ -526,37 +531,30 @@ TEST(ClientTest, CreateRequestsAreRefusedOrReadAsEtcdDoes) {
   TestServer server;
   RawWatchStream raw(server.endpoint());
   auto& stream = raw.stream;
-  auto create = [&stream](const std::string& key, const std::string& range_end, int64_t watch_id) {
-    etcdserverpb::WatchRequest request;
-    request.mutable_create_request()->set_key(key);
-    request.mutable_create_request()->set_range_end(range_end);
-    request.mutable_create_request()->set_watch_id(watch_id);
-    return stream->Write(request);
-  };
   etcdserverpb::WatchResponse response;
   // A range that selects nothing: refused as watch -1, and no id is used up.
-  ASSERT_TRUE(create("z", "b", 0));
+  ASSERT_TRUE(raw.Create("z", "b", 0));
   ASSERT_TRUE(stream->Read(&response));
   EXPECT_TRUE(response.created());
   EXPECT_TRUE(response.canceled());
   EXPECT_EQ(response.watch_id(), -1);
   EXPECT_EQ(response.cancel_reason(), "mvcc: watcher range is empty");
   // "\0" as range end is "every key from this one on", not an empty range.
-  ASSERT_TRUE(create("z", std::string(1, '\0'), 0));
+  ASSERT_TRUE(raw.Create("z", std::string(1, '\0'), 0));
   ASSERT_TRUE(stream->Read(&response));
   EXPECT_FALSE(response.canceled());
   EXPECT_EQ(response.watch_id(), 0);
   // A watch id in use: refused as watch -1, so the live watcher is not taken for cancelled.
-  ASSERT_TRUE(create("q", "", 5));
+  ASSERT_TRUE(raw.Create("q", "", 5));
   ASSERT_TRUE(stream->Read(&response));
   EXPECT_EQ(response.watch_id(), 5);
-  ASSERT_TRUE(create("q", "", 5));
+  ASSERT_TRUE(raw.Create("q", "", 5));
   ASSERT_TRUE(stream->Read(&response));
   EXPECT_TRUE(response.canceled());
   EXPECT_EQ(response.watch_id(), -1);
   EXPECT_EQ(response.cancel_reason(), "mvcc: duplicate watch ID provided on the WatchStream");
   // An empty key is the smallest key, "\0".
-  ASSERT_TRUE(create("", "", 0));
+  ASSERT_TRUE(raw.Create("", "", 0));
   ASSERT_TRUE(stream->Read(&response));
   EXPECT_FALSE(response.canceled());
   const int64_t smallest_key_watch = response.watch_id();

@@ -10,6 +10,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/server_posix.h>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/synchronization/mutex.h"
 
 #include "client/leasehold/client.h"
@@ -201,8 +202,6 @@ int Serve(const Flags& flags) {
   LeaseService lease(&member);
   MaintenanceService maintenance(&member);
   ClusterService cluster_service(&member);
-  WatchService watch(&member, &watch_hub, absl::Milliseconds(flags.watch_progress_notify_interval_ms),
-                     absl::Milliseconds(flags.election_timeout_ms));
   // Lock and Election wait for as long as a holder keeps its lock, each call on a thread of its own.
   BlockingCalls blocking_calls(/*max_running=*/4096);
   LockService lock_service(&member, &blocking_calls);
@@ -237,6 +236,8 @@ int Serve(const Flags& flags) {
   builder.RegisterService(&lease);
   builder.RegisterService(&maintenance);
   builder.RegisterService(&cluster_service);
+  WatchService watch(&member, &watch_hub, absl::Milliseconds(flags.watch_progress_notify_interval_ms),
+                     absl::Milliseconds(flags.election_timeout_ms), builder);
   builder.RegisterService(&watch);
   builder.RegisterService(&lock_service);
   builder.RegisterService(&election_service);
@@ -245,6 +246,13 @@ int Serve(const Flags& flags) {
   if (server == nullptr) {
     return Fail("cannot listen", absl::UnavailableError("binding the client URLs failed (port in use?)"));
   }
+  watch.Start();
+  // Watch streams' queues are drained after the server shuts down and before it is destroyed (their
+  // refused requests still refer to it), on every way out of here.
+  absl::Cleanup stop_watch_streams = [&server, &watch] {
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    watch.Stop();
+  };
   HealthService health(&member);
   JsonGateway gateway(server->InProcessChannel(grpc::ChannelArguments()));
   std::vector<std::unique_ptr<HttpServer>> client_http_servers;
@@ -339,7 +347,7 @@ int Serve(const Flags& flags) {
   if (blob_server) blob_server->Stop();  // its answers still in flight are dropped with the node
   if (metrics_server) metrics_server->Stop();
   for (auto& http_server : client_http_servers) http_server->Stop();
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  std::move(stop_watch_streams).Invoke();
   blocking_calls.Drain();  // before the in-process client and the services go
   auth_calls.Drain();
   peer_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

@@ -1,7 +1,7 @@
-// etcdserverpb.Watch: one WatchStream per call, all fed by the member's WatchHub; a ticker thread
-// sends progress notifications to idle watchers that asked for them (etcd's
-// --experimental-watch-progress-notify-interval), and a monitor ends require-leader streams while
-// this member has no leader.
+// etcdserverpb.Watch: one WatchStream per call, served from StreamQueues and all fed by the member's
+// WatchHub; a ticker thread sends progress notifications to idle watchers that asked for them
+// (etcd's --experimental-watch-progress-notify-interval), and a monitor ends require-leader streams
+// while this member has no leader.
 #pragma once
 
 #include <thread>
@@ -11,22 +11,29 @@
 
 #include "etcdserverpb/rpc.grpc.pb.h"
 #include "server/member.h"
+#include "server/stream_queues.h"
 #include "server/watch_hub.h"
 
 namespace leasehold::server {
 
 // Watch is served raw (see WatchStream); the stream parses requests and encodes responses itself.
-class WatchService final : public etcdserverpb::Watch::WithRawCallbackMethod_Watch<etcdserverpb::Watch::Service> {
+class WatchService final : public etcdserverpb::Watch::WithRawMethod_Watch<etcdserverpb::Watch::Service> {
  public:
   // `election_timeout`: how often to look for a leader; after three looks without one, streams that
-  // require a leader end (etcd's monitorLeader).
-  WatchService(Member* member, WatchHub* hub, absl::Duration progress_interval, absl::Duration election_timeout);
+  // require a leader end (etcd's monitorLeader). `builder`: the server this service is registered
+  // with, before its BuildAndStart (the streams' completion queues are added to it).
+  WatchService(Member* member, WatchHub* hub, absl::Duration progress_interval, absl::Duration election_timeout,
+               grpc::ServerBuilder& builder);
   ~WatchService();
-  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Watch(grpc::CallbackServerContext* context) override;
+  // After the server's BuildAndStart: accepts streams.
+  void Start();
+  // After the server's Shutdown (which ends every stream): waits until every stream is done.
+  void Stop() { streams_.Stop(); }
 
  private:
   Member* member_;
   WatchHub* hub_;
+  StreamQueues streams_;
   absl::Notification stop_;
   std::thread ticker_;
   std::thread leader_monitor_;

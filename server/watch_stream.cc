@@ -7,8 +7,9 @@
 
 namespace leasehold::server {
 
-WatchStream::WatchStream(Member* member, WatchHub* hub, bool require_leader, std::string auth_token)
-    : member_(member), hub_(hub), require_leader_(require_leader), auth_token_(std::move(auth_token)) {
+WatchStream::WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader, std::string auth_token)
+    : AsyncBidiReactor(call),
+      member_(member), hub_(hub), require_leader_(require_leader), auth_token_(std::move(auth_token)) {
   StartRead(&request_bytes_);
 }
 

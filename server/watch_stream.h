@@ -6,26 +6,26 @@
 
 #include <deque>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "etcdserverpb/rpc.pb.h"
 #include "server/member.h"
+#include "server/stream_queues.h"
 #include "server/watch_hub.h"
 
 namespace leasehold::server {
 
 // The stream is served raw (serialised bytes both ways), so that a response can be put together from
-// slices shared with other watchers' responses (SharedEvents) instead of a message of its own.
-class WatchStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>, public WatchSink {
+// slices shared with other watchers' responses (SharedEvents) instead of a message of its own; and
+// from StreamQueues, so that thousands of open streams do not slow every other call down.
+class WatchStream final : public AsyncBidiReactor, public WatchSink {
  public:
   // `require_leader`: the client sent etcd's "hasleader: true" metadata (clientv3.WithRequireLeader,
   // as `etcdctl watch` does): the stream ends with "etcdserver: no leader" when this member loses
   // its leader for a while, so the client moves to another member instead of waiting in silence.
   // `auth_token`: the stream's token (etcd's v3 auth), checked with each watch created on it.
-  WatchStream(Member* member, WatchHub* hub, bool require_leader, std::string auth_token);
+  WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader, std::string auth_token);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;

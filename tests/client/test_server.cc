@@ -122,6 +122,21 @@ void TestServer::Kill() {
   pid_ = -1;
 }
 
+int TestServer::Stop(int timeout_ms) {
+  kill(pid_, SIGTERM);
+  int status = 0;
+  pid_t reaped = 0;
+  for (int waited = 0; (reaped = waitpid(pid_, &status, WNOHANG)) == 0 && waited < timeout_ms; waited += 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (reaped == 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 void TestServer::Pause() { kill(pid_, SIGSTOP); }
 void TestServer::Resume() { kill(pid_, SIGCONT); }
 

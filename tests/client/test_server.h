@@ -22,6 +22,9 @@ class TestServer {
   // Starts the process (again, on the same ports and data dir) and waits until it serves.
   void Start();
   void Kill();  // SIGKILL, and reaps it
+  // SIGTERM, and reaps it: its exit code, or -1 when a signal ended it (a crash, or SIGKILL after
+  // `timeout_ms` without exiting).
+  int Stop(int timeout_ms);
   void Pause();   // SIGSTOP
   void Resume();  // SIGCONT
   const std::string& endpoint() const { return endpoint_; }

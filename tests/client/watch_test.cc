@@ -409,6 +409,40 @@ TEST(ClientTest, EveryStreamGetsEachEventOnceInOrderWhileStreamsJoin) {
   }
 }
 
+// Watch streams live on queues of the server's own (StreamQueues), which must outlast every stream's
+// last operation: stopping the server while its streams are open and being written to ends them all
+// and exits cleanly, not with gRPC's abort for an operation started on a queue already shut down.
+TEST(ClientTest, AServerStopsCleanlyWhileItsWatchStreamsAreBusy) {
+  TestServer server;
+  auto client = Connect({server.endpoint()});
+  constexpr int kStreams = 64;
+  std::vector<std::unique_ptr<RawWatchStream>> streams;
+  for (int i = 0; i < kStreams; ++i) {
+    streams.push_back(std::make_unique<RawWatchStream>(server.endpoint()));
+    ASSERT_TRUE(streams.back()->Create("busy/", PrefixEnd("busy/"), 0));
+    etcdserverpb::WatchResponse created;
+    ASSERT_TRUE(streams.back()->stream->Read(&created));
+    ASSERT_TRUE(created.created());
+  }
+  std::atomic<bool> stop_writing{false};
+  std::thread writer([&] {
+    for (int n = 0; !stop_writing.load(); ++n) {
+      if (!client->Put("busy/" + std::to_string(n % 5), std::string(512, 'v')).ok()) break;
+    }
+  });
+  etcdserverpb::WatchResponse event;
+  ASSERT_TRUE(streams.front()->stream->Read(&event));  // writes are fanning out
+  EXPECT_EQ(server.Stop(/*timeout_ms=*/15000), 0);
+  stop_writing = true;
+  writer.join();
+  for (int i = 0; i < kStreams; ++i) {
+    etcdserverpb::WatchResponse r;
+    while (streams[static_cast<size_t>(i)]->stream->Read(&r)) {
+    }
+    EXPECT_FALSE(streams[static_cast<size_t>(i)]->stream->Finish().ok()) << "stream " << i;
+  }
+}
+
 // More watchers on one stream than it queues responses for (1,024): each write watched by all of
 // them fills the stream, and the watchers it refused are caught up from history while more writes
 // come, each from wherever it was left and with its own view (prev_kv, filters, range). Each still

@@ -28,11 +28,15 @@
 
 namespace leasehold::server {
 
+enum class KeyRangeKind { kSingle, kPrefix, kFromKey, kOther };
+// How KeyRangeIndex indexes the etcd range (key, range_end).
+KeyRangeKind KindOfKeyRange(const std::string& key, const std::string& range_end);
+
 template <typename T>
 class KeyRangeIndex {
  public:
   void Insert(const std::string& key, const std::string& range_end, T* value) {
-    switch (KindOf(key, range_end)) {
+    switch (KindOfKeyRange(key, range_end)) {
       case Kind::kSingle:
         singles_[key].insert(value);
         break;
@@ -56,7 +60,7 @@ class KeyRangeIndex {
   // Removes `value`, indexed under the same (key, range_end). Returns false when it was not there.
   bool Erase(const std::string& key, const std::string& range_end, T* value) {
     bool erased = false;
-    switch (KindOf(key, range_end)) {
+    switch (KindOfKeyRange(key, range_end)) {
       case Kind::kSingle:
         erased = EraseFromBucket(singles_, key, value);
         break;
@@ -111,25 +115,13 @@ class KeyRangeIndex {
   size_t size() const { return size_; }
 
  private:
-  enum class Kind { kSingle, kPrefix, kFromKey, kOther };
+  using Kind = KeyRangeKind;
   struct Other {
     std::string key;
     std::string range_end;
     T* value;
   };
   using Buckets = absl::flat_hash_map<std::string, absl::flat_hash_set<T*>>;
-
-  static Kind KindOf(const std::string& key, const std::string& range_end) {
-    if (range_end.empty()) return Kind::kSingle;
-    if (range_end == std::string_view("\0", 1)) return Kind::kFromKey;
-    // [key, range_end) holds exactly the keys that start with `key` when range_end is the first
-    // string past all of them: `key` with its trailing 0xff bytes dropped and its last byte raised.
-    std::string end = key;
-    while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xff) end.pop_back();
-    if (end.empty()) return Kind::kOther;  // all 0xff: etcd's prefix end would be "\0", a from-key range
-    end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
-    return end == range_end ? Kind::kPrefix : Kind::kOther;
-  }
 
   static bool EraseFromBucket(Buckets& buckets, const std::string& key, T* value) {
     auto it = buckets.find(key);

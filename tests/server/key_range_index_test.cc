@@ -8,6 +8,8 @@
 #include <random>
 #include <set>
 
+#include "client/leasehold/client.h"
+
 namespace leasehold::server {
 namespace {
 
@@ -51,12 +53,6 @@ TEST(KeyRangeIndexTest, AgreesWithInRangeAsRangesComeAndGo) {
     for (char& c : key) c = kAlphabet[rng() % sizeof kAlphabet];
     return key;
   };
-  auto prefix_end = [](std::string key) {
-    while (!key.empty() && static_cast<unsigned char>(key.back()) == 0xff) key.pop_back();
-    if (key.empty()) return std::string("\0", 1);
-    key.back() = static_cast<char>(static_cast<unsigned char>(key.back()) + 1);
-    return key;
-  };
   std::vector<std::unique_ptr<Range>> live;
   KeyRangeIndex<const Range> index;
   for (int step = 0; step < 3000; ++step) {
@@ -65,7 +61,7 @@ TEST(KeyRangeIndexTest, AgreesWithInRangeAsRangesComeAndGo) {
       r->key = random_key(4);
       switch (rng() % 4) {
         case 0: break;  // single key
-        case 1: r->range_end = prefix_end(r->key); break;
+        case 1: r->range_end = PrefixEnd(r->key); break;
         case 2: r->range_end = std::string("\0", 1); break;
         default: r->range_end = random_key(4); break;  // any range, empty ones included
       }

@@ -1,8 +1,6 @@
 #include "server/metrics.h"
 #include "server/node_loop.h"
 
-#include <sched.h>
-
 #include <chrono>
 #include <cstdlib>
 
@@ -235,42 +233,11 @@ void NodeLoop::ReportSnapshot(uint64_t to, bool delivered) {
   if (!stopping_) inbox_.snapshot_reports.emplace_back(to, delivered);
 }
 
-void NodeLoop::PollInbox(absl::Duration window) {
-  const absl::Time until = absl::Now() + window;
-  while (absl::Now() < until) {
-    if (mu_.TryLock()) {
-      const bool ready = stopping_ || !inbox_.empty();
-      mu_.Unlock();
-      if (ready) return;
-    }
-    sched_yield();  // to any thread that has work on this core
-  }
-}
-
 void NodeLoop::Run() {
-  // While requests from several clients keep arriving (lately, work was already waiting when the
-  // loop finished a round), the loop polls its inbox for a while before it sleeps. Waking a
-  // sleeping thread costs tens of microseconds on a virtual machine, and the next request of such
-  // a server is usually that close: 16 clients handing one lock over went from about 1,300 to
-  // 1,500 cycles/s. A single client waiting for each answer gains nothing from polling, and an idle
-  // server sleeps at once, as before.
-  constexpr absl::Duration kBusyPollWindow = absl::Microseconds(500);
-  constexpr int64_t kConcurrentForMs = 10;
   int64_t next_tick = SteadyMs() + options_.tick_ms;
   int64_t next_sweep = SteadyMs() + 100;
-  int64_t work_waited_ms = -kConcurrentForMs;  // when work was last found waiting after a round
   Inbox inbox;
   while (true) {
-    bool waiting;
-    {
-      absl::MutexLock lock(&mu_);
-      waiting = !inbox_.empty();
-    }
-    if (waiting) {
-      work_waited_ms = SteadyMs();
-    } else if (SteadyMs() - work_waited_ms < kConcurrentForMs) {
-      PollInbox(kBusyPollWindow);
-    }
     {
       absl::MutexLock lock(&mu_);
       const absl::Time deadline = absl::Now() + absl::Milliseconds(std::max<int64_t>(0, next_tick - SteadyMs()));

@@ -160,8 +160,6 @@ class NodeLoop : public Proposer {
 
   absl::Status Bootstrap();
   void Run();
-  // Returns once the inbox has work or `window` has passed, polling rather than sleeping (see Run).
-  void PollInbox(absl::Duration window);
   void Respond();
   void HandleInbox(Inbox& inbox, int64_t now_ms);
   void ProcessReady(int64_t now_ms);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/synchronization/notification.h"
+
 namespace leasehold::server {
 
 // One stream: its context, its operations' tags and its handler. Every operation started holds a
@@ -45,8 +47,8 @@ class StreamCall {
       return;
     }
     owner_->RequestNext();
-    pending_.store(1, std::memory_order_relaxed);  // the done notification
     owner_->make_(this, context_);  // binds itself (AsyncBidiReactor's constructor)
+    bound_.Notify();
   }
   void ReadDone(bool ok) {
     reactor_->OnReadDone(ok);
@@ -58,6 +60,10 @@ class StreamCall {
   }
   void FinishDone(bool /*ok*/) { Release(); }
   void CallDone(bool /*ok*/) {
+    // gRPC starts watching for the call's end as it hands the call over, so a call its client reset
+    // before it was taken ends at once, possibly while the announcing thread is still making its
+    // handler (a moment's wait, on nothing else).
+    bound_.WaitForNotification();
     if (context_.IsCancelled()) reactor_->OnCancel();
     Release();
   }
@@ -72,7 +78,8 @@ class StreamCall {
   grpc::ServerContext context_;
   StreamQueues::Stream stream_;
   AsyncBidiReactor* reactor_ = nullptr;
-  std::atomic<int> pending_{0};
+  std::atomic<int> pending_{1};  // the done notification's, once the call is accepted
+  absl::Notification bound_;    // the handler is made
   Tag accept_tag_{this, &StreamCall::Accepted};
   Tag read_tag_{this, &StreamCall::ReadDone};
   Tag write_tag_{this, &StreamCall::WriteDone};

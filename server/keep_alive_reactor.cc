@@ -2,6 +2,7 @@
 
 #include <grpcpp/impl/codegen/proto_utils.h>
 
+#include "server/keep_alive_router.h"
 #include "server/unmarshal_error.h"
 
 namespace leasehold::server {
@@ -12,6 +13,11 @@ void KeepAliveReactor::OnDone() {
   // Callbacks may still be leaving mu_ on another thread; wait for them before deleting.
   { absl::MutexLock lock(&mu_); }
   delete this;
+}
+
+void KeepAliveReactor::OnCancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
 }
 
 void KeepAliveReactor::OnReadDone(bool ok) {
@@ -31,17 +37,16 @@ void KeepAliveReactor::OnReadDone(bool ok) {
   auto on_answer = [this](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> response) {
     OnAnswer(std::move(response));
   };
-  if (member_->IsLeader()) {
-    // Answered at once, or once the renewal is replicated; a leader unsure of its leadership does
-    // not answer (see the header).
-    ++awaiting_;
-    mu_.Unlock();  // the answer may come inline and takes mu_ itself
-    member_->RenewLease(request_, on_answer);
-    mu_.Lock();
-  } else if (member_->proposer().leader_id() != 0) {
-    ++awaiting_;
-    member_->forwarder().Renew(member_->proposer().leader_id(), request_, on_answer);
-  }
+  auto wanted = [this] {
+    absl::MutexLock lock(&mu_);
+    return !broken_ && !cancelled_;
+  };
+  ++awaiting_;
+  // The answer (or a retry's question) may come inline and takes mu_ itself.
+  mu_.Unlock();
+  RouteKeepAlive(member_, request_, absl::Now() + absl::Milliseconds(member_->config().request_timeout_ms),
+                 std::move(wanted), std::move(on_answer));
+  mu_.Lock();
   ReadNextLocked();
 }
 

@@ -1,9 +1,10 @@
-// One LeaseKeepAlive stream. The leader renews (answering once the new deadline is one the next
-// leader would honour); a follower forwards each request to the leader and relays the answer. Each response carries the request's id, the
-// granted TTL (0 for an unknown or expired lease; the stream stays open, as etcd's does) and a
-// header. A request that finds no leader sure of its leadership is left unanswered: the client
-// renews again within a third of its TTL, and a lease is never renewed by a member that might no
-// longer lead. On half-close the stream ends OK once every answer is written; after a request that
+// One LeaseKeepAlive stream. Each request is taken to the leader by RouteKeepAlive: the leader
+// renews (answering once the new deadline is one the next leader would honour); a follower forwards
+// and relays the answer; during an election the request waits for the new leader. Each response
+// carries the request's id, the granted TTL (0 for an unknown or expired lease; the stream stays
+// open, as etcd's does) and a header. A request that finds no leader sure of its leadership within
+// etcd's request timeout is left unanswered (a lease is never renewed by a member that might no
+// longer lead); the client renews again within a third of its TTL. On half-close the stream ends OK once every answer is written; after a request that
 // does not parse, it ends with INTERNAL as etcd's does (the stream is read as raw bytes because
 // gRPC's typed reader reports such a request as a half-close). Reading pauses while too many
 // answers wait, so a client that never reads cannot make the server buffer without bound.
@@ -27,6 +28,7 @@ class KeepAliveReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
   void OnDone() override;
+  void OnCancel() override;
 
  private:
   static constexpr size_t kMaxQueuedResponses = 64;
@@ -46,6 +48,7 @@ class KeepAliveReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   bool read_paused_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;  // waiting requests stop waiting for a leader
   bool unparsed_ ABSL_GUARDED_BY(mu_) = false;  // a request did not parse: reading stopped
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -172,6 +172,7 @@ int Serve(const Flags& flags) {
   config.quota_backend_bytes = flags.quota_backend_bytes == 0 ? (int64_t{2} << 30) : std::max<int64_t>(0, flags.quota_backend_bytes);
   config.lease_allowance_ms = lease_allowance_ms;
   config.lease_lookahead_ms = flags.election_timeout_ms - lease_allowance_ms;
+  config.request_timeout_ms = request_timeout_ms;
   config.bcrypt_cost = flags.bcrypt_cost;
   Member member(config, engine->get(), state_machine->get(), &node, &forwarder, &tokens);
 

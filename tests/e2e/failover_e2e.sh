@@ -9,7 +9,11 @@ source "$(dirname "$0")/cluster_lib.sh"
 CLIENT="${2:?usage: $0 leasehold failover_client}"
 cluster_start 3
 L=$(leader_index)
-"$CLIENT" --endpoints="$(all_eps)" --writers=32 --keepers=32 --ttl=4 --duration=12 --abandon-at=3 \
+# TTL 6: a kept-alive lease is renewed every 1.5 s and must outlast the failover. A new leader
+# honours the last acknowledged deadline (not a fresh TTL, as etcd gives), so the cluster has to
+# elect and start renewing within about 5 s of the kill; elections take 1-2 s here and up to about
+# 3.5 s on a loaded 2-core CI host (a TTL of 4 s once lost every kept lease there).
+"$CLIENT" --endpoints="$(all_eps)" --writers=32 --keepers=32 --ttl=6 --duration=12 --abandon-at=3 \
   >"$E2E_DIR/client.out" 2>&1 &
 CLIENT_PID=$!
 sleep 3

@@ -2,12 +2,13 @@
 
 #include <grpcpp/impl/codegen/proto_utils.h>
 
-#include "server/keep_alive_router.h"
 #include "server/unmarshal_error.h"
 
 namespace leasehold::server {
 
-KeepAliveReactor::KeepAliveReactor(Member* member) : member_(member) { StartRead(&request_bytes_); }
+KeepAliveReactor::KeepAliveReactor(Member* member, KeepAliveRouter* router) : member_(member), router_(router) {
+  StartRead(&request_bytes_);
+}
 
 void KeepAliveReactor::OnDone() {
   // Callbacks may still be leaving mu_ on another thread; wait for them before deleting.
@@ -44,8 +45,7 @@ void KeepAliveReactor::OnReadDone(bool ok) {
   ++awaiting_;
   // The answer (or a retry's question) may come inline and takes mu_ itself.
   mu_.Unlock();
-  RouteKeepAlive(member_, request_, absl::Now() + absl::Milliseconds(member_->config().request_timeout_ms),
-                 std::move(wanted), std::move(on_answer));
+  router_->Route(request_, std::move(wanted), std::move(on_answer));
   mu_.Lock();
   ReadNextLocked();
 }

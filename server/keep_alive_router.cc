@@ -1,10 +1,11 @@
 #include "server/keep_alive_router.h"
 
-#include <memory>
 #include <utility>
+#include <vector>
 
 #include <grpcpp/alarm.h>
 
+#include "absl/synchronization/mutex.h"
 #include "storage/etcd_errors.h"
 
 namespace leasehold::server {
@@ -12,52 +13,125 @@ namespace {
 
 constexpr absl::Duration kRetryInterval = absl::Milliseconds(50);
 
-// One keep-alive on its way. Owned by whichever callback will run next: an answer's or the retry
-// alarm's; the last one deletes it.
+// One keep-alive on its way.
 struct Routing {
-  Member* member;
   etcdserverpb::LeaseKeepAliveRequest request;
   absl::Time give_up_at;
   std::function<bool()> wanted;
   Member::RenewDone done;
-  // The pending retry's alarm. Replaced (and deleted) from inside its own callback, which gRPC
-  // allows: the alarm's state is reference-counted and outlives the running callback.
-  std::unique_ptr<grpc::Alarm> alarm;
 };
 
-void Attempt(Routing* routing);
+}  // namespace
 
-void OnAnswer(Routing* routing, absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
-  if (answer.ok() || absl::Now() + kRetryInterval >= routing->give_up_at || !routing->wanted()) {
-    routing->done(std::move(answer));
-    delete routing;
-    return;
-  }
-  // Nobody could answer: no leader yet, or one not ready, or gone. Try again shortly.
-  routing->alarm = std::make_unique<grpc::Alarm>();
-  routing->alarm->Set(absl::ToChronoTime(absl::Now() + kRetryInterval), [routing](bool) { Attempt(routing); });
+struct KeepAliveRouter::State {
+  Member* member;
+  absl::Duration max_wait;
+  absl::Mutex mu;
+  std::vector<std::unique_ptr<Routing>> waiting ABSL_GUARDED_BY(mu);
+  // The timer of the next round. Replaced from inside its own callback, which gRPC allows: an
+  // alarm's state is reference-counted and outlives its running callback.
+  std::unique_ptr<grpc::Alarm> timer ABSL_GUARDED_BY(mu);
+  bool round_due ABSL_GUARDED_BY(mu) = false;
+};
+
+namespace {
+
+using State = KeepAliveRouter::State;
+
+void Attempt(const std::shared_ptr<State>& state, std::unique_ptr<Routing> routing);
+void Round(const std::shared_ptr<State>& state);
+
+// Makes sure a round is due within kRetryInterval.
+void ArmLocked(const std::shared_ptr<State>& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
+  if (state->round_due) return;
+  state->round_due = true;
+  // The previous alarm has fired (no round is due), so dropping it cancels nothing.
+  state->timer = std::make_unique<grpc::Alarm>();
+  state->timer->Set(absl::ToChronoTime(absl::Now() + kRetryInterval), [weak = std::weak_ptr<State>(state)](bool) {
+    if (auto alive = weak.lock()) Round(alive);
+  });
 }
 
-void Attempt(Routing* routing) {
-  Member* member = routing->member;
-  auto on_answer = [routing](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
-    OnAnswer(routing, std::move(answer));
-  };
+// Nobody could answer: wait for the next round, unless the wait is over or no longer wanted.
+void Wait(const std::shared_ptr<State>& state, std::unique_ptr<Routing> routing, absl::Status error) {
+  if (absl::Now() + kRetryInterval >= routing->give_up_at || !routing->wanted()) {
+    routing->done(std::move(error));
+    return;
+  }
+  absl::MutexLock lock(&state->mu);
+  state->waiting.push_back(std::move(routing));
+  ArmLocked(state);
+}
+
+void Round(const std::shared_ptr<State>& state) {
+  std::vector<std::unique_ptr<Routing>> due;
+  {
+    absl::MutexLock lock(&state->mu);
+    state->round_due = false;
+    due.swap(state->waiting);
+  }
+  if (state->member->proposer().leader_id() != 0) {
+    for (auto& routing : due) Attempt(state, std::move(routing));
+    return;
+  }
+  // Still no leader: nothing to try. Let go of what waited long enough or is no longer wanted.
+  const absl::Time next_round = absl::Now() + kRetryInterval;
+  std::vector<std::unique_ptr<Routing>> still_waiting;
+  for (auto& routing : due) {
+    if (next_round >= routing->give_up_at || !routing->wanted()) {
+      routing->done(errors::NoLeader());
+    } else {
+      still_waiting.push_back(std::move(routing));
+    }
+  }
+  if (still_waiting.empty()) return;
+  absl::MutexLock lock(&state->mu);
+  for (auto& routing : still_waiting) state->waiting.push_back(std::move(routing));
+  ArmLocked(state);
+}
+
+void Attempt(const std::shared_ptr<State>& state, std::unique_ptr<Routing> routing) {
+  Member* member = state->member;
   const uint64_t leader = member->proposer().leader_id();
-  if (leader == 0) {
-    on_answer(errors::NoLeader());
-  } else if (member->IsLeader()) {
-    member->RenewLease(routing->request, std::move(on_answer));
+  if (leader == 0) return Wait(state, std::move(routing), errors::NoLeader());
+  Routing* raw = routing.release();  // owned by the answer's callback from here
+  auto on_answer = [state, raw](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
+    std::unique_ptr<Routing> routing(raw);
+    if (answer.ok()) return routing->done(std::move(answer));
+    Wait(state, std::move(routing), answer.status());
+  };
+  if (member->IsLeader()) {
+    member->RenewLease(raw->request, std::move(on_answer));
   } else {
-    member->forwarder().Renew(leader, routing->request, std::move(on_answer));
+    member->forwarder().Renew(leader, raw->request, std::move(on_answer));
   }
 }
 
 }  // namespace
 
-void RouteKeepAlive(Member* member, const etcdserverpb::LeaseKeepAliveRequest& request, absl::Time give_up_at,
-                    std::function<bool()> wanted, Member::RenewDone done) {
-  Attempt(new Routing{member, request, give_up_at, std::move(wanted), std::move(done), nullptr});
+KeepAliveRouter::KeepAliveRouter(Member* member, absl::Duration max_wait) : state_(std::make_shared<State>()) {
+  state_->member = member;
+  state_->max_wait = max_wait;
+}
+
+KeepAliveRouter::~KeepAliveRouter() {
+  // Every stream has finished, so nothing waits. Cancelling may run the alarm's callback at once,
+  // which takes the mutex: drop the alarm outside it. A round already running holds the state.
+  std::unique_ptr<grpc::Alarm> timer;
+  {
+    absl::MutexLock lock(&state_->mu);
+    timer = std::move(state_->timer);
+  }
+}
+
+void KeepAliveRouter::Route(const etcdserverpb::LeaseKeepAliveRequest& request, std::function<bool()> wanted,
+                            Member::RenewDone done) {
+  auto routing = std::make_unique<Routing>();
+  routing->request = request;
+  routing->give_up_at = absl::Now() + state_->max_wait;
+  routing->wanted = std::move(wanted);
+  routing->done = std::move(done);
+  Attempt(state_, std::move(routing));
 }
 
 }  // namespace leasehold::server

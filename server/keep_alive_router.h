@@ -1,18 +1,23 @@
-// RouteKeepAlive: takes one keep-alive to the member that can answer it, waiting out a failover.
+// KeepAliveRouter: takes each keep-alive to the member that can answer it, waiting out a failover.
 //
 // The leader renews (Member::RenewLease); any other member forwards to the leader it knows. While
 // no member can answer (no leader is known yet, the leader is not yet sure of its leadership or has
 // not yet taken over the leases, the forward reached a member that is gone or no longer leads),
-// the request is tried again every 50 ms until `give_up_at`, as etcd's LeaseRenew waits for a
-// leader. A keep-alive that arrives during an election is therefore answered as soon as the new
-// leader can renew, instead of being dropped and leaving the lease to the client's next attempt,
-// which may come too late for a lease with little time left. After `give_up_at`, or once `wanted`
-// returns false (asked before every retry, e.g. the stream has ended), `done` gets the last error.
+// the request waits and is tried again every 50 ms, for up to `max_wait` (etcd's request timeout),
+// as etcd's LeaseRenew waits for a leader. A keep-alive that arrives during an election is thus
+// answered as soon as the new leader can renew, rather than dropped, leaving the lease to the
+// client's next attempt, which may come too late for a lease with little time left.
 //
-// `done` runs exactly once, possibly inline, possibly later on one of gRPC's threads.
+// Waiting requests share one timer, and while no leader is known a round only checks whether each
+// is still wanted, so streams waiting through a long loss of quorum cost next to no CPU; each
+// keep-alive stream bounds how many of its requests wait at once.
+//
+// Thread-safe. Must outlive every Route call's `done` (the lease service owns it, and gRPC
+// finishes every stream before the service goes).
 #pragma once
 
 #include <functional>
+#include <memory>
 
 #include "absl/time/time.h"
 #include "etcdserverpb/rpc.pb.h"
@@ -20,7 +25,23 @@
 
 namespace leasehold::server {
 
-void RouteKeepAlive(Member* member, const etcdserverpb::LeaseKeepAliveRequest& request, absl::Time give_up_at,
-                    std::function<bool()> wanted, Member::RenewDone done);
+class KeepAliveRouter {
+ public:
+  KeepAliveRouter(Member* member, absl::Duration max_wait);
+  ~KeepAliveRouter();
+  KeepAliveRouter(const KeepAliveRouter&) = delete;
+  KeepAliveRouter& operator=(const KeepAliveRouter&) = delete;
+
+  // `done` runs exactly once, possibly inline, possibly later on one of gRPC's threads: with the
+  // answer, or with the last error once the wait has run out or `wanted` (asked before every retry,
+  // e.g. "the stream is still open") has returned false.
+  void Route(const etcdserverpb::LeaseKeepAliveRequest& request, std::function<bool()> wanted,
+             Member::RenewDone done);
+
+  struct State;
+
+ private:
+  const std::shared_ptr<State> state_;  // shared with the timer's callback
+};
 
 }  // namespace leasehold::server

@@ -34,7 +34,7 @@ grpc::ServerUnaryReactor* LeaseService::LeaseRevoke(grpc::CallbackServerContext*
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* LeaseService::LeaseKeepAlive(
     grpc::CallbackServerContext* context) {
-  return new KeepAliveReactor(member_);
+  return new KeepAliveReactor(member_, &router_);
 }
 
 grpc::ServerUnaryReactor* LeaseService::LeaseTimeToLive(grpc::CallbackServerContext* context,

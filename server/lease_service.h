@@ -3,6 +3,7 @@
 #pragma once
 
 #include "etcdserverpb/rpc.grpc.pb.h"
+#include "server/keep_alive_router.h"
 #include "server/member.h"
 
 namespace leasehold::server {
@@ -16,7 +17,8 @@ using LeaseServiceBase = etcdserverpb::Lease::WithCallbackMethod_LeaseGrant<
 
 class LeaseService final : public LeaseServiceBase {
  public:
-  explicit LeaseService(Member* member) : member_(member) {}
+  explicit LeaseService(Member* member)
+      : member_(member), router_(member, absl::Milliseconds(member->config().request_timeout_ms)) {}
 
   grpc::ServerUnaryReactor* LeaseGrant(grpc::CallbackServerContext* context,
                                        const etcdserverpb::LeaseGrantRequest* request,
@@ -34,6 +36,7 @@ class LeaseService final : public LeaseServiceBase {
 
  private:
   Member* member_;
+  KeepAliveRouter router_;  // the keep-alive streams' way to the leader
 };
 
 }  // namespace leasehold::server

@@ -1,0 +1,139 @@
+// KeepAliveRouter: a keep-alive that finds no leader waits for one (and is answered when one can
+// renew), gives up after its wait with etcd's "no leader", and stops waiting once unwanted.
+#include "server/keep_alive_router.h"
+
+#include <atomic>
+
+#include <gtest/gtest.h>
+
+#include "absl/synchronization/notification.h"
+#include "storage/etcd_errors.h"
+#include "storage/reopen.h"
+#include "storage/temp_dir.h"
+
+namespace leasehold::server {
+namespace {
+
+constexpr uint64_t kSelf = 1;
+constexpr int64_t kLease = 42;
+
+// A proposer whose leader the test chooses.
+class LeaderSwitch : public Proposer {
+ public:
+  void Propose(internalpb::InternalRequest, Done done) override { done(storage::ApplyResult::Error(errors::NoLeader())); }
+  void ReadBarrier(std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
+  void ProposeConfChange(raftpb::ConfChange, std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
+  void TransferLeadership(uint64_t, std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
+  uint64_t committed_index() const override { return 0; }
+  uint64_t applied_index() const override { return 0; }
+  uint64_t term() const override { return 2; }
+  uint64_t leader_id() const override { return leader.load(); }
+  bool lease_valid() const override { return leader.load() == kSelf; }
+  uint64_t leading_term() const override { return leader.load() == kSelf ? 2 : 0; }
+
+  std::atomic<uint64_t> leader{0};
+};
+
+class KeepAliveRouterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("db"), &engine_, &sm_));
+    MemberConfig config;
+    config.member_id = kSelf;
+    member_ = std::make_unique<Member>(config, engine_.get(), sm_.get(), &proposer_, nullptr, &tokens_);
+    internalpb::InternalRequest grant;
+    grant.set_time_unix_ms(Member::NowUnixMs());
+    grant.mutable_lease_grant()->set_id(kLease);
+    grant.mutable_lease_grant()->set_ttl(30);
+    ASSERT_TRUE(sm_->Apply(1, grant).status.ok());
+    sm_->FlushApplied();
+  }
+
+  // Makes this member the leader, with the expiry queue in place, as NodeLoop does.
+  void Lead() {
+    sm_->leases().Promote(500, Member::NowUnixMs());
+    proposer_.leader = kSelf;
+  }
+
+  struct Outcome {
+    absl::Notification done;
+    absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer = absl::UnknownError("not answered");
+    absl::Time at;
+  };
+  void Route(KeepAliveRouter& router, Outcome* out, std::function<bool()> wanted = [] { return true; }) {
+    etcdserverpb::LeaseKeepAliveRequest request;
+    request.set_id(kLease);
+    router.Route(request, std::move(wanted), [out](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
+      out->answer = std::move(answer);
+      out->at = absl::Now();
+      out->done.Notify();
+    });
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<storage::Engine> engine_;
+  std::unique_ptr<storage::StateMachine> sm_;
+  LeaderSwitch proposer_;
+  TokenStore tokens_{absl::Seconds(60)};
+  std::unique_ptr<Member> member_;
+};
+
+TEST_F(KeepAliveRouterTest, WaitsForALeaderAndIsAnsweredOnceItCanRenew) {
+  KeepAliveRouter router(member_.get(), absl::Seconds(10));
+  Outcome out;
+  Route(router, &out);
+  EXPECT_FALSE(out.done.WaitForNotificationWithTimeout(absl::Milliseconds(300)));  // no leader: it waits
+  const absl::Time elected = absl::Now();
+  Lead();
+  ASSERT_TRUE(out.done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ASSERT_TRUE(out.answer.ok()) << out.answer.status();
+  EXPECT_EQ(out.answer->id(), kLease);
+  EXPECT_EQ(out.answer->ttl(), 30);
+  EXPECT_LT(out.at - elected, absl::Seconds(1));  // within a round or two of 50 ms, on a slow host
+}
+
+TEST_F(KeepAliveRouterTest, AnswersAtOnceWhenThisMemberLeads) {
+  Lead();
+  KeepAliveRouter router(member_.get(), absl::Seconds(10));
+  Outcome out;
+  Route(router, &out);
+  ASSERT_TRUE(out.done.HasBeenNotified());  // inline: nothing to wait for
+  ASSERT_TRUE(out.answer.ok());
+  EXPECT_EQ(out.answer->ttl(), 30);
+}
+
+TEST_F(KeepAliveRouterTest, GivesUpWithNoLeaderAfterItsWait) {
+  KeepAliveRouter router(member_.get(), absl::Milliseconds(400));
+  Outcome out;
+  const absl::Time start = absl::Now();
+  Route(router, &out);
+  ASSERT_TRUE(out.done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_EQ(out.answer.status(), errors::NoLeader());
+  EXPECT_GE(out.at - start, absl::Milliseconds(300));
+}
+
+TEST_F(KeepAliveRouterTest, StopsWaitingOnceUnwanted) {
+  KeepAliveRouter router(member_.get(), absl::Seconds(10));
+  std::atomic<bool> wanted{true};
+  Outcome out;
+  Route(router, &out, [&wanted] { return wanted.load(); });
+  EXPECT_FALSE(out.done.WaitForNotificationWithTimeout(absl::Milliseconds(200)));
+  wanted = false;
+  ASSERT_TRUE(out.done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_EQ(out.answer.status(), errors::NoLeader());
+}
+
+TEST_F(KeepAliveRouterTest, ManyWaitersAreAllAnsweredWhenALeaderComes) {
+  KeepAliveRouter router(member_.get(), absl::Seconds(10));
+  std::vector<Outcome> outs(500);
+  for (auto& out : outs) Route(router, &out);
+  absl::SleepFor(absl::Milliseconds(200));
+  Lead();
+  for (auto& out : outs) {
+    ASSERT_TRUE(out.done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+    EXPECT_TRUE(out.answer.ok()) << out.answer.status();
+  }
+}
+
+}  // namespace
+}  // namespace leasehold::server

@@ -70,6 +70,7 @@ void Round(const std::shared_ptr<State>& state) {
     state->round_due = false;
     due.swap(state->waiting);
   }
+  if (due.empty()) return;  // (the member may be going away: only waiting requests keep it)
   if (state->member->proposer().leader_id() != 0) {
     for (auto& routing : due) Attempt(state, std::move(routing));
     return;

@@ -15,7 +15,7 @@ constexpr absl::Duration kRetryInterval = absl::Milliseconds(50);
 
 // One keep-alive on its way.
 struct Routing {
-  etcdserverpb::LeaseKeepAliveRequest request;
+  int64_t lease_id;  // all a keep-alive request holds
   absl::Time give_up_at;
   std::function<bool()> wanted;
   Member::RenewDone done;
@@ -24,6 +24,7 @@ struct Routing {
 }  // namespace
 
 struct KeepAliveRouter::State {
+  std::weak_ptr<State> self;  // for the timer's callback, which may outlive the router
   Member* member;
   absl::Duration max_wait;
   absl::Mutex mu;
@@ -38,22 +39,22 @@ namespace {
 
 using State = KeepAliveRouter::State;
 
-void Attempt(const std::shared_ptr<State>& state, std::unique_ptr<Routing> routing);
-void Round(const std::shared_ptr<State>& state);
+void Attempt(State* state, std::unique_ptr<Routing> routing);
+void Round(State* state);
 
 // Makes sure a round is due within kRetryInterval.
-void ArmLocked(const std::shared_ptr<State>& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
+void ArmLocked(State* state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
   if (state->round_due) return;
   state->round_due = true;
   // The previous alarm has fired (no round is due), so dropping it cancels nothing.
   state->timer = std::make_unique<grpc::Alarm>();
-  state->timer->Set(absl::ToChronoTime(absl::Now() + kRetryInterval), [weak = std::weak_ptr<State>(state)](bool) {
-    if (auto alive = weak.lock()) Round(alive);
+  state->timer->Set(absl::ToChronoTime(absl::Now() + kRetryInterval), [weak = state->self](bool) {
+    if (auto alive = weak.lock()) Round(alive.get());  // a round running keeps the state
   });
 }
 
 // Nobody could answer: wait for the next round, unless the wait is over or no longer wanted.
-void Wait(const std::shared_ptr<State>& state, std::unique_ptr<Routing> routing, absl::Status error) {
+void Wait(State* state, std::unique_ptr<Routing> routing, absl::Status error) {
   if (absl::Now() + kRetryInterval >= routing->give_up_at || !routing->wanted()) {
     routing->done(std::move(error));
     return;
@@ -63,7 +64,7 @@ void Wait(const std::shared_ptr<State>& state, std::unique_ptr<Routing> routing,
   ArmLocked(state);
 }
 
-void Round(const std::shared_ptr<State>& state) {
+void Round(State* state) {
   std::vector<std::unique_ptr<Routing>> due;
   {
     absl::MutexLock lock(&state->mu);
@@ -91,26 +92,31 @@ void Round(const std::shared_ptr<State>& state) {
   ArmLocked(state);
 }
 
-void Attempt(const std::shared_ptr<State>& state, std::unique_ptr<Routing> routing) {
+void Attempt(State* state, std::unique_ptr<Routing> routing) {
   Member* member = state->member;
   const uint64_t leader = member->proposer().leader_id();
   if (leader == 0) return Wait(state, std::move(routing), errors::NoLeader());
   Routing* raw = routing.release();  // owned by the answer's callback from here
+  // Two plain pointers, so that std::function keeps the callback without allocating: the state
+  // outlives every routing (see the header).
   auto on_answer = [state, raw](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
     std::unique_ptr<Routing> routing(raw);
     if (answer.ok()) return routing->done(std::move(answer));
     Wait(state, std::move(routing), answer.status());
   };
+  etcdserverpb::LeaseKeepAliveRequest request;
+  request.set_id(raw->lease_id);
   if (member->IsLeader()) {
-    member->RenewLease(raw->request, std::move(on_answer));
+    member->RenewLease(request, std::move(on_answer));
   } else {
-    member->forwarder().Renew(leader, raw->request, std::move(on_answer));
+    member->forwarder().Renew(leader, request, std::move(on_answer));
   }
 }
 
 }  // namespace
 
 KeepAliveRouter::KeepAliveRouter(Member* member, absl::Duration max_wait) : state_(std::make_shared<State>()) {
+  state_->self = state_;
   state_->member = member;
   state_->max_wait = max_wait;
 }
@@ -128,11 +134,11 @@ KeepAliveRouter::~KeepAliveRouter() {
 void KeepAliveRouter::Route(const etcdserverpb::LeaseKeepAliveRequest& request, std::function<bool()> wanted,
                             Member::RenewDone done) {
   auto routing = std::make_unique<Routing>();
-  routing->request = request;
+  routing->lease_id = request.id();
   routing->give_up_at = absl::Now() + state_->max_wait;
   routing->wanted = std::move(wanted);
   routing->done = std::move(done);
-  Attempt(state_, std::move(routing));
+  Attempt(state_.get(), std::move(routing));
 }
 
 }  // namespace leasehold::server

@@ -6,7 +6,7 @@
 
 namespace leasehold::server {
 
-KeepAliveReactor::KeepAliveReactor(Member* member, KeepAliveRouter* router) : member_(member), router_(router) {
+KeepAliveReactor::KeepAliveReactor(Member* member, LeaderRouter* router) : member_(member), router_(router) {
   StartRead(&request_bytes_);
 }
 
@@ -45,7 +45,7 @@ void KeepAliveReactor::OnReadDone(bool ok) {
   ++awaiting_;
   // The answer (or a retry's question) may come inline and takes mu_ itself.
   mu_.Unlock();
-  router_->Route(request_, std::move(wanted), std::move(on_answer));
+  router_->RenewLease(request_, std::move(wanted), std::move(on_answer));
   mu_.Lock();
   ReadNextLocked();
 }

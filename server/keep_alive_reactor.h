@@ -1,4 +1,4 @@
-// One LeaseKeepAlive stream. Each request is taken to the leader by the KeepAliveRouter: the leader
+// One LeaseKeepAlive stream. Each request is taken to the leader by the LeaderRouter: the leader
 // renews (answering once the new deadline is one the next leader would honour); a follower forwards
 // and relays the answer; during an election the request waits for the new leader. Each response
 // carries the request's id, the granted TTL (0 for an unknown or expired lease; the stream stays
@@ -17,14 +17,14 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "etcdserverpb/rpc.pb.h"
-#include "server/keep_alive_router.h"
+#include "server/leader_router.h"
 #include "server/member.h"
 
 namespace leasehold::server {
 
 class KeepAliveReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  KeepAliveReactor(Member* member, KeepAliveRouter* router);
+  KeepAliveReactor(Member* member, LeaderRouter* router);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -40,7 +40,7 @@ class KeepAliveReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Member* const member_;
-  KeepAliveRouter* const router_;
+  LeaderRouter* const router_;
   grpc::ByteBuffer request_bytes_;
   etcdserverpb::LeaseKeepAliveRequest request_;
   absl::Mutex mu_;

@@ -46,16 +46,9 @@ grpc::ServerUnaryReactor* LeaseService::LeaseTimeToLive(grpc::CallbackServerCont
   if (absl::Status st = member_->state_machine().CheckLeaseKeysReadable(*user, request->id()); !st.ok()) {
     return FinishNow(context, st);
   }
-  if (member_->IsLeader()) {
-    auto answer = member_->LeaseTimeToLive(*request);
-    // A leader unsure of its leadership cannot vouch for a remaining time.
-    if (!answer.ok()) return FinishNow(context, errors::NoLeader());
-    *response = std::move(*answer);
-    return FinishNow(context, absl::OkStatus());
-  }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  member_->forwarder().TimeToLive(
-      member_->proposer().leader_id(), *request,
+  router_.LeaseTimeToLive(
+      *request, [context] { return !context->IsCancelled(); },
       [this, reactor, response](absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> answer) {
         if (!answer.ok()) {
           reactor->Finish(ToGrpcStatus(answer.status()));

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "etcdserverpb/rpc.grpc.pb.h"
-#include "server/keep_alive_router.h"
+#include "server/leader_router.h"
 #include "server/member.h"
 
 namespace leasehold::server {
@@ -36,7 +36,7 @@ class LeaseService final : public LeaseServiceBase {
 
  private:
   Member* member_;
-  KeepAliveRouter router_;  // the keep-alive streams' way to the leader
+  LeaderRouter router_;  // keep-alives' and time-to-live calls' way to the leader
 };
 
 }  // namespace leasehold::server

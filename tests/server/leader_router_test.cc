@@ -1,6 +1,6 @@
-// KeepAliveRouter: a keep-alive that finds no leader waits for one (and is answered when one can
-// renew), gives up after its wait with etcd's "no leader", and stops waiting once unwanted.
-#include "server/keep_alive_router.h"
+// LeaderRouter: a keep-alive or time-to-live that finds no leader waits for one (and is answered
+// when one can), gives up after its wait with etcd's "no leader", and stops waiting once unwanted.
+#include "server/leader_router.h"
 
 #include <atomic>
 
@@ -34,7 +34,7 @@ class LeaderSwitch : public Proposer {
   std::atomic<uint64_t> leader{0};
 };
 
-class KeepAliveRouterTest : public ::testing::Test {
+class LeaderRouterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("db"), &engine_, &sm_));
@@ -60,10 +60,10 @@ class KeepAliveRouterTest : public ::testing::Test {
     absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer = absl::UnknownError("not answered");
     absl::Time at;
   };
-  void Route(KeepAliveRouter& router, Outcome* out, std::function<bool()> wanted = [] { return true; }) {
+  void Route(LeaderRouter& router, Outcome* out, std::function<bool()> wanted = [] { return true; }) {
     etcdserverpb::LeaseKeepAliveRequest request;
     request.set_id(kLease);
-    router.Route(request, std::move(wanted), [out](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
+    router.RenewLease(request, std::move(wanted), [out](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
       out->answer = std::move(answer);
       out->at = absl::Now();
       out->done.Notify();
@@ -78,8 +78,8 @@ class KeepAliveRouterTest : public ::testing::Test {
   std::unique_ptr<Member> member_;
 };
 
-TEST_F(KeepAliveRouterTest, WaitsForALeaderAndIsAnsweredOnceItCanRenew) {
-  KeepAliveRouter router(member_.get(), absl::Seconds(10));
+TEST_F(LeaderRouterTest, WaitsForALeaderAndIsAnsweredOnceItCanRenew) {
+  LeaderRouter router(member_.get(), absl::Seconds(10));
   Outcome out;
   Route(router, &out);
   EXPECT_FALSE(out.done.WaitForNotificationWithTimeout(absl::Milliseconds(300)));  // no leader: it waits
@@ -92,9 +92,9 @@ TEST_F(KeepAliveRouterTest, WaitsForALeaderAndIsAnsweredOnceItCanRenew) {
   EXPECT_LT(out.at - elected, absl::Seconds(1));  // within a round or two of 50 ms, on a slow host
 }
 
-TEST_F(KeepAliveRouterTest, AnswersAtOnceWhenThisMemberLeads) {
+TEST_F(LeaderRouterTest, AnswersAtOnceWhenThisMemberLeads) {
   Lead();
-  KeepAliveRouter router(member_.get(), absl::Seconds(10));
+  LeaderRouter router(member_.get(), absl::Seconds(10));
   Outcome out;
   Route(router, &out);
   ASSERT_TRUE(out.done.HasBeenNotified());  // inline: nothing to wait for
@@ -102,8 +102,8 @@ TEST_F(KeepAliveRouterTest, AnswersAtOnceWhenThisMemberLeads) {
   EXPECT_EQ(out.answer->ttl(), 30);
 }
 
-TEST_F(KeepAliveRouterTest, GivesUpWithNoLeaderAfterItsWait) {
-  KeepAliveRouter router(member_.get(), absl::Milliseconds(400));
+TEST_F(LeaderRouterTest, GivesUpWithNoLeaderAfterItsWait) {
+  LeaderRouter router(member_.get(), absl::Milliseconds(400));
   Outcome out;
   const absl::Time start = absl::Now();
   Route(router, &out);
@@ -112,8 +112,8 @@ TEST_F(KeepAliveRouterTest, GivesUpWithNoLeaderAfterItsWait) {
   EXPECT_GE(out.at - start, absl::Milliseconds(300));
 }
 
-TEST_F(KeepAliveRouterTest, StopsWaitingOnceUnwanted) {
-  KeepAliveRouter router(member_.get(), absl::Seconds(10));
+TEST_F(LeaderRouterTest, StopsWaitingOnceUnwanted) {
+  LeaderRouter router(member_.get(), absl::Seconds(10));
   std::atomic<bool> wanted{true};
   Outcome out;
   Route(router, &out, [&wanted] { return wanted.load(); });
@@ -123,8 +123,8 @@ TEST_F(KeepAliveRouterTest, StopsWaitingOnceUnwanted) {
   EXPECT_EQ(out.answer.status(), errors::NoLeader());
 }
 
-TEST_F(KeepAliveRouterTest, ManyWaitersAreAllAnsweredWhenALeaderComes) {
-  KeepAliveRouter router(member_.get(), absl::Seconds(10));
+TEST_F(LeaderRouterTest, ManyWaitersAreAllAnsweredWhenALeaderComes) {
+  LeaderRouter router(member_.get(), absl::Seconds(10));
   std::vector<Outcome> outs(500);
   for (auto& out : outs) Route(router, &out);
   absl::SleepFor(absl::Milliseconds(200));
@@ -133,6 +133,26 @@ TEST_F(KeepAliveRouterTest, ManyWaitersAreAllAnsweredWhenALeaderComes) {
     ASSERT_TRUE(out.done.WaitForNotificationWithTimeout(absl::Seconds(5)));
     EXPECT_TRUE(out.answer.ok()) << out.answer.status();
   }
+}
+
+TEST_F(LeaderRouterTest, TimeToLiveWaitsForALeaderToo) {
+  LeaderRouter router(member_.get(), absl::Seconds(10));
+  absl::Notification done;
+  absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> answer = absl::UnknownError("not answered");
+  etcdserverpb::LeaseTimeToLiveRequest request;
+  request.set_id(kLease);
+  router.LeaseTimeToLive(
+      request, [] { return true; },
+      [&](absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> a) {
+        answer = std::move(a);
+        done.Notify();
+      });
+  EXPECT_FALSE(done.WaitForNotificationWithTimeout(absl::Milliseconds(300)));
+  Lead();
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->grantedttl(), 30);
+  EXPECT_GT(answer->ttl(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,193 @@
+#include "server/leader_router.h"
+
+#include <utility>
+#include <vector>
+
+#include <grpcpp/alarm.h>
+
+#include "absl/synchronization/mutex.h"
+#include "storage/etcd_errors.h"
+
+namespace leasehold::server {
+namespace {
+
+constexpr absl::Duration kRetryInterval = absl::Milliseconds(50);
+
+// One call on its way to the leader.
+struct Routing {
+  virtual ~Routing() = default;
+  // Asks `leader` (this member or another). Ownership passes to the attempt: it ends in Answer on
+  // success, or in Wait.
+  virtual void Attempt(LeaderRouter::State* state, uint64_t leader, std::unique_ptr<Routing> self) = 0;
+  virtual void GiveUp(absl::Status error) = 0;
+
+  absl::Time give_up_at;
+  std::function<bool()> wanted;
+};
+
+}  // namespace
+
+struct LeaderRouter::State {
+  std::weak_ptr<State> self;  // for the timer's callback, which may outlive the router
+  Member* member;
+  absl::Duration max_wait;
+  absl::Mutex mu;
+  std::vector<std::unique_ptr<Routing>> waiting ABSL_GUARDED_BY(mu);
+  // The timer of the next round. Replaced from inside its own callback, which gRPC allows: an
+  // alarm's state is reference-counted and outlives its running callback.
+  std::unique_ptr<grpc::Alarm> timer ABSL_GUARDED_BY(mu);
+  bool round_due ABSL_GUARDED_BY(mu) = false;
+};
+
+namespace {
+
+using State = LeaderRouter::State;
+
+void Round(State* state);
+
+void Attempt(State* state, std::unique_ptr<Routing> routing);
+
+// Makes sure a round is due within kRetryInterval.
+void ArmLocked(State* state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
+  if (state->round_due) return;
+  state->round_due = true;
+  // The previous alarm has fired (no round is due), so dropping it cancels nothing.
+  state->timer = std::make_unique<grpc::Alarm>();
+  state->timer->Set(absl::ToChronoTime(absl::Now() + kRetryInterval), [weak = state->self](bool) {
+    if (auto alive = weak.lock()) Round(alive.get());  // a round running keeps the state
+  });
+}
+
+// Nobody could answer: wait for the next round, unless the wait is over or no longer wanted.
+void Wait(State* state, std::unique_ptr<Routing> routing, absl::Status error) {
+  if (absl::Now() + kRetryInterval >= routing->give_up_at || !routing->wanted()) {
+    routing->GiveUp(std::move(error));
+    return;
+  }
+  absl::MutexLock lock(&state->mu);
+  state->waiting.push_back(std::move(routing));
+  ArmLocked(state);
+}
+
+void Round(State* state) {
+  std::vector<std::unique_ptr<Routing>> due;
+  {
+    absl::MutexLock lock(&state->mu);
+    state->round_due = false;
+    due.swap(state->waiting);
+  }
+  if (due.empty()) return;  // (the member may be going away: only waiting calls keep it)
+  if (state->member->proposer().leader_id() != 0) {
+    for (auto& routing : due) Attempt(state, std::move(routing));
+    return;
+  }
+  // Still no leader: nothing to try. Let go of what waited long enough or is no longer wanted.
+  const absl::Time next_round = absl::Now() + kRetryInterval;
+  std::vector<std::unique_ptr<Routing>> still_waiting;
+  for (auto& routing : due) {
+    if (next_round >= routing->give_up_at || !routing->wanted()) {
+      routing->GiveUp(errors::NoLeader());
+    } else {
+      still_waiting.push_back(std::move(routing));
+    }
+  }
+  if (still_waiting.empty()) return;
+  absl::MutexLock lock(&state->mu);
+  for (auto& routing : still_waiting) state->waiting.push_back(std::move(routing));
+  ArmLocked(state);
+}
+
+void Attempt(State* state, std::unique_ptr<Routing> routing) {
+  const uint64_t leader = state->member->proposer().leader_id();
+  if (leader == 0) return Wait(state, std::move(routing), errors::NoLeader());
+  Routing* raw = routing.get();
+  raw->Attempt(state, leader, std::move(routing));
+}
+
+struct KeepAlive final : Routing {
+  void Attempt(State* state, uint64_t leader, std::unique_ptr<Routing> self) override {
+    Member* member = state->member;
+    self.release();  // owned by the answer's callback from here
+    // Two plain pointers, so that std::function keeps the callback without allocating: the state
+    // outlives every routing (see the header).
+    auto on_answer = [state, this](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
+      std::unique_ptr<KeepAlive> owned(this);
+      if (answer.ok()) return owned->done(std::move(answer));
+      Wait(state, std::move(owned), answer.status());
+    };
+    etcdserverpb::LeaseKeepAliveRequest request;
+    request.set_id(lease_id);
+    if (member->IsLeader()) {
+      member->RenewLease(request, std::move(on_answer));
+    } else {
+      member->forwarder().Renew(leader, request, std::move(on_answer));
+    }
+  }
+  void GiveUp(absl::Status error) override { done(std::move(error)); }
+
+  int64_t lease_id;  // all a keep-alive request holds
+  Member::RenewDone done;
+};
+
+struct TimeToLive final : Routing {
+  void Attempt(State* state, uint64_t leader, std::unique_ptr<Routing> self) override {
+    Member* member = state->member;
+    if (member->IsLeader()) {
+      absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> answer = member->LeaseTimeToLive(request);
+      // A leader unsure of its leadership cannot vouch for a remaining time.
+      if (answer.ok()) return done(std::move(answer));
+      return Wait(state, std::move(self), errors::NoLeader());
+    }
+    self.release();  // owned by the answer's callback from here
+    member->forwarder().TimeToLive(leader, request,
+                                   [state, this](absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> answer) {
+                                     std::unique_ptr<TimeToLive> owned(this);
+                                     if (answer.ok()) return owned->done(std::move(answer));
+                                     Wait(state, std::move(owned), answer.status());
+                                   });
+  }
+  void GiveUp(absl::Status error) override { done(std::move(error)); }
+
+  etcdserverpb::LeaseTimeToLiveRequest request;
+  LeaderRouter::TimeToLiveDone done;
+};
+
+}  // namespace
+
+LeaderRouter::LeaderRouter(Member* member, absl::Duration max_wait) : state_(std::make_shared<State>()) {
+  state_->self = state_;
+  state_->member = member;
+  state_->max_wait = max_wait;
+}
+
+LeaderRouter::~LeaderRouter() {
+  // Every call has finished, so nothing waits. Cancelling may run the alarm's callback at once,
+  // which takes the mutex: drop the alarm outside it. A round already running holds the state.
+  std::unique_ptr<grpc::Alarm> timer;
+  {
+    absl::MutexLock lock(&state_->mu);
+    timer = std::move(state_->timer);
+  }
+}
+
+void LeaderRouter::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, std::function<bool()> wanted,
+                              Member::RenewDone done) {
+  auto routing = std::make_unique<KeepAlive>();
+  routing->give_up_at = absl::Now() + state_->max_wait;
+  routing->wanted = std::move(wanted);
+  routing->lease_id = request.id();
+  routing->done = std::move(done);
+  Attempt(state_.get(), std::move(routing));
+}
+
+void LeaderRouter::LeaseTimeToLive(const etcdserverpb::LeaseTimeToLiveRequest& request,
+                                   std::function<bool()> wanted, TimeToLiveDone done) {
+  auto routing = std::make_unique<TimeToLive>();
+  routing->give_up_at = absl::Now() + state_->max_wait;
+  routing->wanted = std::move(wanted);
+  routing->request = request;
+  routing->done = std::move(done);
+  Attempt(state_.get(), std::move(routing));
+}
+
+}  // namespace leasehold::server

@@ -41,8 +41,8 @@ struct MemberConfig {
   // is checkpointed at most about once per (allowance + lookahead). allowance + lookahead is what an
   // abandoned lease may outlive its TTL by: keep it within an election timeout.
   int64_t lease_lookahead_ms = 500;
-  // etcd's request timeout (5 s plus two election timeouts): how long a keep-alive waits for a
-  // leader able to renew it.
+  // etcd's request timeout (5 s plus two election timeouts): how long a keep-alive or a
+  // time-to-live waits for a leader able to answer it.
   int64_t request_timeout_ms = 7000;
   // --quota-backend-bytes as etcd resolves it: a write that would take the engine past this many
   // bytes raises NOSPACE; 0 means no quota.

@@ -16,8 +16,8 @@ constexpr absl::Duration kRetryInterval = absl::Milliseconds(50);
 // One call on its way to the leader.
 struct Routing {
   virtual ~Routing() = default;
-  // Asks `leader` (this member or another). Ownership passes to the attempt: it ends in Answer on
-  // success, or in Wait.
+  // Asks `leader` (this member or another). Ownership passes to the attempt: it ends in `done`
+  // with the answer, or in Wait.
   virtual void Attempt(LeaderRouter::State* state, uint64_t leader, std::unique_ptr<Routing> self) = 0;
   virtual void GiveUp(absl::Status error) = 0;
 
@@ -58,9 +58,15 @@ void ArmLocked(State* state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
   });
 }
 
-// Nobody could answer: wait for the next round, unless the wait is over or no longer wanted.
+// Whether `routing` should wait for a round starting at `next_round`: its wait is not over and it
+// is still wanted.
+bool WorthWaiting(Routing& routing, absl::Time next_round) {
+  return next_round < routing.give_up_at && routing.wanted();
+}
+
+// Nobody could answer: wait for the next round, unless it is no longer worth it.
 void Wait(State* state, std::unique_ptr<Routing> routing, absl::Status error) {
-  if (absl::Now() + kRetryInterval >= routing->give_up_at || !routing->wanted()) {
+  if (!WorthWaiting(*routing, absl::Now() + kRetryInterval)) {
     routing->GiveUp(std::move(error));
     return;
   }
@@ -85,10 +91,10 @@ void Round(State* state) {
   const absl::Time next_round = absl::Now() + kRetryInterval;
   std::vector<std::unique_ptr<Routing>> still_waiting;
   for (auto& routing : due) {
-    if (next_round >= routing->give_up_at || !routing->wanted()) {
-      routing->GiveUp(errors::NoLeader());
-    } else {
+    if (WorthWaiting(*routing, next_round)) {
       still_waiting.push_back(std::move(routing));
+    } else {
+      routing->GiveUp(errors::NoLeader());
     }
   }
   if (still_waiting.empty()) return;
@@ -104,32 +110,45 @@ void Attempt(State* state, std::unique_ptr<Routing> routing) {
   raw->Attempt(state, leader, std::move(routing));
 }
 
-struct KeepAlive final : Routing {
-  void Attempt(State* state, uint64_t leader, std::unique_ptr<Routing> self) override {
-    Member* member = state->member;
-    self.release();  // owned by the answer's callback from here
-    // Two plain pointers, so that std::function keeps the callback without allocating: the state
-    // outlives every routing (see the header).
-    auto on_answer = [state, this](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
-      std::unique_ptr<KeepAlive> owned(this);
+// A routing whose answer is a `Response`.
+template <typename Response>
+struct RoutingFor : Routing {
+  using Done = std::function<void(absl::StatusOr<Response>)>;
+
+  // The callback for an answer from the leader: hands it on, or waits after an error. It takes
+  // ownership of this routing when it runs. Two plain pointers, so that std::function keeps it
+  // without allocating: the state outlives every routing (see the header).
+  template <typename Self>
+  auto AnswerOrWait(State* state, Self* self) {
+    return [state, self](absl::StatusOr<Response> answer) {
+      std::unique_ptr<Self> owned(self);
       if (answer.ok()) return owned->done(std::move(answer));
       Wait(state, std::move(owned), answer.status());
     };
+  }
+  void GiveUp(absl::Status error) override { done(std::move(error)); }
+
+  Done done;
+};
+
+struct KeepAlive final : RoutingFor<etcdserverpb::LeaseKeepAliveResponse> {
+  void Attempt(State* state, uint64_t leader, std::unique_ptr<Routing> self) override {
+    Member* member = state->member;
     etcdserverpb::LeaseKeepAliveRequest request;
     request.set_id(lease_id);
+    auto on_answer = AnswerOrWait(state, this);
+    self.release();  // owned by on_answer from here
     if (member->IsLeader()) {
       member->RenewLease(request, std::move(on_answer));
     } else {
       member->forwarder().Renew(leader, request, std::move(on_answer));
     }
   }
-  void GiveUp(absl::Status error) override { done(std::move(error)); }
 
   int64_t lease_id;  // all a keep-alive request holds
-  Member::RenewDone done;
 };
 
-struct TimeToLive final : Routing {
+struct TimeToLive final : RoutingFor<etcdserverpb::LeaseTimeToLiveResponse> {
   void Attempt(State* state, uint64_t leader, std::unique_ptr<Routing> self) override {
     Member* member = state->member;
     if (member->IsLeader()) {
@@ -138,18 +157,12 @@ struct TimeToLive final : Routing {
       if (answer.ok()) return done(std::move(answer));
       return Wait(state, std::move(self), errors::NoLeader());
     }
-    self.release();  // owned by the answer's callback from here
-    member->forwarder().TimeToLive(leader, request,
-                                   [state, this](absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> answer) {
-                                     std::unique_ptr<TimeToLive> owned(this);
-                                     if (answer.ok()) return owned->done(std::move(answer));
-                                     Wait(state, std::move(owned), answer.status());
-                                   });
+    auto on_answer = AnswerOrWait(state, this);
+    self.release();  // owned by on_answer from here
+    member->forwarder().TimeToLive(leader, request, std::move(on_answer));
   }
-  void GiveUp(absl::Status error) override { done(std::move(error)); }
 
   etcdserverpb::LeaseTimeToLiveRequest request;
-  LeaderRouter::TimeToLiveDone done;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "server/caller.h"
 #include "server/flags.h"
 #include "server/propose_reactor.h"
+#include "server/reconfig_checks.h"
 #include "storage/etcd_errors.h"
 
 namespace leasehold::server {
@@ -44,9 +45,15 @@ grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext
 
 template <typename Response>
 grpc::ServerUnaryReactor* ClusterService::Change(grpc::CallbackServerContext* context, raftpb::ConfChange change,
-                                                 internalpb::MemberRecord record, Response* response) {
+                                                 internalpb::MemberRecord record,
+                                                 absl::Status (*allowed)(const std::vector<internalpb::MemberRecord>&,
+                                                                         const raftpb::ConfChange&),
+                                                 Response* response) {
   // Membership changes are the root role's, while auth is enabled.
   if (absl::Status st = CheckCallerIsAdmin(*member_, *context); !st.ok()) return FinishNow(context, st);
+  if (absl::Status st = allowed(member_->state_machine().members().List(), change); !st.ok()) {
+    return FinishNow(context, st);
+  }
   record.set_id(change.node_id());
   record.set_change_id(static_cast<uint64_t>(member_->NextId()));
   change.set_context(record.SerializeAsString());
@@ -81,7 +88,12 @@ grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext*
   added->set_id(change.node_id());
   *added->mutable_peerurls() = request->peerurls();
   added->set_islearner(request->islearner());
-  return Change(context, std::move(change), std::move(record), response);
+  return Change(
+      context, std::move(change), std::move(record),
+      [](const MemberRecords& members, const raftpb::ConfChange& c) {
+        return MayAddMember(members, c.type() == raftpb::CONF_ADD_LEARNER);
+      },
+      response);
 }
 
 grpc::ServerUnaryReactor* ClusterService::MemberRemove(grpc::CallbackServerContext* context,
@@ -91,7 +103,10 @@ grpc::ServerUnaryReactor* ClusterService::MemberRemove(grpc::CallbackServerConte
   raftpb::ConfChange change;
   change.set_type(raftpb::CONF_REMOVE_NODE);
   change.set_node_id(request->id());
-  return Change(context, std::move(change), internalpb::MemberRecord(), response);
+  return Change(
+      context, std::move(change), internalpb::MemberRecord(),
+      [](const MemberRecords& members, const raftpb::ConfChange& c) { return MayRemoveMember(members, c.node_id()); },
+      response);
 }
 
 grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerContext* context,
@@ -126,7 +141,10 @@ grpc::ServerUnaryReactor* ClusterService::MemberPromote(grpc::CallbackServerCont
   raftpb::ConfChange change;
   change.set_type(raftpb::CONF_PROMOTE_LEARNER);
   change.set_node_id(request->id());
-  return Change(context, std::move(change), internalpb::MemberRecord(), response);
+  return Change(
+      context, std::move(change), internalpb::MemberRecord(),
+      [](const MemberRecords& members, const raftpb::ConfChange& c) { return MayPromoteMember(members, c.node_id()); },
+      response);
 }
 
 }  // namespace leasehold::server

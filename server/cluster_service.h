@@ -29,10 +29,15 @@ class ClusterService final : public etcdserverpb::Cluster::CallbackService {
                                           etcdserverpb::MemberPromoteResponse* response) override;
 
  private:
-  // Proposes `change`; once applied, fills `members` and the header of `response` and finishes.
+  // After the caller's permission and `allowed` (etcd's strict reconfiguration check, given the
+  // member table: see reconfig_checks.h), proposes `change`; once applied, fills `members` and the
+  // header of `response` and finishes.
   template <typename Response>
   grpc::ServerUnaryReactor* Change(grpc::CallbackServerContext* context, raftpb::ConfChange change,
-                                   internalpb::MemberRecord record, Response* response);
+                                   internalpb::MemberRecord record,
+                                   absl::Status (*allowed)(const std::vector<internalpb::MemberRecord>&,
+                                                           const raftpb::ConfChange&),
+                                   Response* response);
 
   Member* member_;
 };

@@ -286,6 +286,19 @@ bool NodeLoop::lease_valid() const {
          SteadyMs() - lease_checked_ms_.load(std::memory_order_relaxed) <= 2 * options_.tick_ms;
 }
 
+absl::Status NodeLoop::LearnerInSync(const raftpb::ConfChange& change) const {
+  if (change.type() != raftpb::CONF_PROMOTE_LEARNER || node_->raft().lead() != options_.id) return absl::OkStatus();
+  const auto& progress = node_->raft().progress();
+  auto learner = progress.find(change.node_id());
+  auto self = progress.find(options_.id);
+  if (learner == progress.end() || self == progress.end()) return absl::OkStatus();  // the table decides
+  // etcd's measure: within 10% of the leader's own log.
+  if (static_cast<double>(learner->second.match_index) < 0.9 * static_cast<double>(self->second.match_index)) {
+    return errors::LearnerNotReady();
+  }
+  return absl::OkStatus();
+}
+
 void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
   for (const raftpb::Message& m : inbox.messages) {
     // Errors here are messages the node refuses (stale, malformed): nothing to answer.
@@ -324,6 +337,10 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     }
   }
   for (auto& c : inbox.conf_changes) {
+    if (absl::Status ready = LearnerInSync(c.change); !ready.ok()) {
+      failed.status_completions.emplace_back(std::move(c.done), ready);
+      continue;
+    }
     absl::Status st = node_->ProposeConfChange(c.change);
     if (st.ok()) {
       internalpb::MemberRecord context;

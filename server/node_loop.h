@@ -162,6 +162,10 @@ class NodeLoop : public Proposer {
   void Run();
   void Respond();
   void HandleInbox(Inbox& inbox, int64_t now_ms);
+  // A promotion proposed on the leader waits until the learner's log is nearly the leader's, as
+  // etcd's does (a learner promoted while far behind can cost the cluster its quorum). Elsewhere
+  // the member table's checks stand (reconfig_checks.h).
+  absl::Status LearnerInSync(const raftpb::ConfChange& change) const;
   void ProcessReady(int64_t now_ms);
   void ApplyCommitted(const std::vector<raftpb::Entry>& entries, AppliedGroup* group);
   void OnSoftState(const raft::SoftState& soft);

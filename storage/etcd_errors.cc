@@ -39,6 +39,16 @@ absl::Status MemberNotLearner() {
   return absl::FailedPreconditionError("etcdserver: can only promote a learner member");
 }
 absl::Status Unhealthy() { return absl::UnavailableError("etcdserver: unhealthy cluster"); }
+absl::Status NotEnoughStartedMembers() {
+  // etcd 3.4 sends this one with code Unknown: it is missing from its map of server errors to codes.
+  return absl::UnknownError("etcdserver: re-configuration failed due to not enough started members");
+}
+absl::Status TooManyLearners() {
+  return absl::FailedPreconditionError("etcdserver: too many learner members in cluster");
+}
+absl::Status LearnerNotReady() {
+  return absl::FailedPreconditionError("etcdserver: can only promote a learner member which is in sync with leader");
+}
 
 absl::Status NotLeader() { return absl::FailedPreconditionError("etcdserver: not leader"); }
 absl::Status BadLeaderTransferee() { return absl::FailedPreconditionError("etcdserver: bad leader transferee"); }

@@ -1,0 +1,72 @@
+// etcd's strict reconfiguration checks: which membership changes keep a started majority of voters.
+#include "server/reconfig_checks.h"
+
+#include <gtest/gtest.h>
+
+namespace leasehold::server {
+namespace {
+
+internalpb::MemberRecord Voter(uint64_t id, bool started = true) {
+  internalpb::MemberRecord m;
+  m.set_id(id);
+  if (started) m.set_name("m" + std::to_string(id));
+  return m;
+}
+
+internalpb::MemberRecord Learner(uint64_t id, bool started) {
+  internalpb::MemberRecord m = Voter(id, started);
+  m.set_is_learner(true);
+  return m;
+}
+
+constexpr const char* kNotEnough = "etcdserver: re-configuration failed due to not enough started members";
+
+TEST(ReconfigChecksTest, TheLastMemberCannotBeRemoved) {
+  absl::Status st = MayRemoveMember({Voter(1)}, 1);
+  EXPECT_TRUE(absl::IsUnknown(st)) << st;  // etcd 3.4's code for it
+  EXPECT_EQ(st.message(), kNotEnough);
+}
+
+TEST(ReconfigChecksTest, RemovalKeepsAStartedMajorityOfTheVotersLeft) {
+  EXPECT_TRUE(MayRemoveMember({Voter(1), Voter(2), Voter(3)}, 3).ok());
+  // Of the two voters left, one never started: no majority.
+  EXPECT_EQ(MayRemoveMember({Voter(1), Voter(2, false), Voter(3)}, 3).message(), kNotEnough);
+  // Removing the one that never started is fine.
+  EXPECT_TRUE(MayRemoveMember({Voter(1), Voter(2, false), Voter(3)}, 2).ok());
+  // Learners go whatever the voters' state.
+  EXPECT_TRUE(MayRemoveMember({Voter(1), Learner(2, false)}, 2).ok());
+}
+
+TEST(ReconfigChecksTest, AddingAVoterNeedsStartedVotersToCarryIt) {
+  // A lone member may take a second, as etcd allows for rebuilding a cluster.
+  EXPECT_TRUE(MayAddMember({Voter(1)}, false).ok());
+  // Two voters, one not started yet: a third would leave 1 started of 3.
+  EXPECT_EQ(MayAddMember({Voter(1), Voter(2, false)}, false).message(), kNotEnough);
+  EXPECT_TRUE(MayAddMember({Voter(1), Voter(2)}, false).ok());
+  EXPECT_TRUE(MayAddMember({Voter(1), Voter(2), Voter(3)}, false).ok());
+}
+
+TEST(ReconfigChecksTest, OneLearnerAtATime) {
+  EXPECT_TRUE(MayAddMember({Voter(1)}, true).ok());
+  absl::Status st = MayAddMember({Voter(1), Learner(2, true)}, true);
+  EXPECT_TRUE(absl::IsFailedPrecondition(st)) << st;
+  EXPECT_EQ(st.message(), "etcdserver: too many learner members in cluster");
+  // A voter may still be added beside the learner.
+  EXPECT_TRUE(MayAddMember({Voter(1), Voter(2), Learner(3, true)}, false).ok());
+}
+
+TEST(ReconfigChecksTest, ALearnerThatNeverStartedIsNotPromoted) {
+  absl::Status st = MayPromoteMember({Voter(1), Learner(2, false)}, 2);
+  EXPECT_TRUE(absl::IsFailedPrecondition(st)) << st;
+  EXPECT_EQ(st.message(), "etcdserver: can only promote a learner member which is in sync with leader");
+  EXPECT_TRUE(MayPromoteMember({Voter(1), Learner(2, true)}, 2).ok());
+}
+
+TEST(ReconfigChecksTest, PromotionKeepsAStartedMajority) {
+  // Voters 1 (started), 2 and 3 (not): with the learner, 2 started of 4.
+  EXPECT_EQ(MayPromoteMember({Voter(1), Voter(2, false), Voter(3, false), Learner(4, true)}, 4).message(), kNotEnough);
+  EXPECT_TRUE(MayPromoteMember({Voter(1), Voter(2), Voter(3, false), Learner(4, true)}, 4).ok());
+}
+
+}  // namespace
+}  // namespace leasehold::server

@@ -76,7 +76,7 @@ absl::Status ValidateOps(const Ops& ops, int max_ops) {
         RETURN_IF_ERROR(ValidateDeleteRange(op.request_delete_range()));
         break;
       case etcdserverpb::RequestOp::kRequestTxn: RETURN_IF_ERROR(ValidateTxn(op.request_txn(), max_ops)); break;
-      case etcdserverpb::RequestOp::REQUEST_NOT_SET: break;
+      case etcdserverpb::RequestOp::REQUEST_NOT_SET: return errors::KeyNotFound();  // an empty op, as etcd answers it
     }
   }
   return absl::OkStatus();

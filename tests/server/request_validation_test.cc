@@ -64,5 +64,17 @@ TEST(RequestValidationTest, EmptyKeysAnywhere) {
   EXPECT_EQ(ValidateRange(etcdserverpb::RangeRequest()).message(), "etcdserver: key is not provided");
 }
 
+TEST(RequestValidationTest, AnEmptyOpIsRefusedAsEtcdRefusesIt) {
+  etcdserverpb::TxnRequest txn;
+  txn.add_success()->mutable_request_put()->set_key("k");
+  txn.add_success();  // no request set
+  absl::Status st = ValidateTxn(txn, 128);
+  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
+  EXPECT_EQ(st.message(), "etcdserver: key not found");
+  etcdserverpb::TxnRequest nested;
+  nested.add_failure()->mutable_request_txn()->add_success();
+  EXPECT_EQ(ValidateTxn(nested, 128).message(), "etcdserver: key not found");
+}
+
 }  // namespace
 }  // namespace leasehold::server

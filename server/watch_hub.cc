@@ -258,6 +258,10 @@ absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* curr
   absl::MutexLock lock(&mu_);
   *current_revision = published_revision_;
   Watcher w{spec, sink, spec.start_revision > 0 ? spec.start_revision : published_revision_ + 1};
+  if (spec.before_first && state_machine_->compacted_revision() > 0) {
+    *compact_revision = state_machine_->compacted_revision();
+    return absl::OutOfRangeError("etcdserver: mvcc: required revision has been compacted");
+  }
   if (w.next_revision <= published_revision_) {
     const int64_t compacted = state_machine_->compacted_revision();
     if (w.next_revision < compacted) {

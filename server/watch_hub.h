@@ -33,6 +33,10 @@ struct WatchSpec {
   std::string key;
   std::string range_end;
   int64_t start_revision = 0;  // 0: from the next revision
+  // The client asked for a negative start revision, which etcd reads as one before the first: the
+  // watcher starts at start_revision (the next one) while nothing has been compacted, and is told
+  // its history was compacted away once anything has been.
+  bool before_first = false;
   bool prev_kv = false;
   bool no_put = false;
   bool no_delete = false;

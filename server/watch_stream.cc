@@ -94,7 +94,10 @@ void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
   // The created response goes first and names the revision the watcher is current at; the watcher
   // starts right after it, so whatever is published before Add is replayed, not lost.
   const int64_t now = hub_->published_revision();
-  if (spec.start_revision <= 0) spec.start_revision = now + 1;
+  if (spec.start_revision <= 0) {
+    spec.before_first = spec.start_revision < 0;
+    spec.start_revision = now + 1;
+  }
   etcdserverpb::WatchResponse created = Response(id, now);
   created.set_created(true);
   Enqueue(created);

@@ -124,6 +124,12 @@ run_ctl compaction "$((CUR + 100))"
 check "compaction in the future: message" "Error: etcdserver: mvcc: required revision is a future revision" "$ERR"
 run_ctl get t1 --rev=2
 check "get below the compaction" "Error: etcdserver: mvcc: required revision has been compacted" "$ERR"
+# etcd reads a negative start revision as one before the first: compacted away by now.
+timeout 10 etcdctl --endpoints="$EP" watch "$P/k1" --rev -1 >"$E2E_DIR/watch.out" 2>&1; RC=$?
+check "watch from a negative revision after a compaction" \
+  "$(printf 'watch was canceled (etcdserver: mvcc: required revision has been compacted)\nError: watch is canceled by the server')" \
+  "$(grep -v '"level":"warn"' "$E2E_DIR/watch.out")"
+check "watch from a negative revision: exit 5" 5 "$RC"
 
 # --- status, health, members ---
 run_ctl endpoint status
@@ -136,6 +142,21 @@ run_ctl member list
 check_match "member list" "^[0-9a-f]+, started, e2e, http://127.0.0.1:$PEER_PORT, http://$EP, false$" "$OUT"
 run_ctl -w json member list
 check_match "member list -w json" '"members":\[\{"ID":[0-9]+,"name":"e2e","peerURLs":\["http://127.0.0.1:'"$PEER_PORT"'"\],"clientURLs":\["http://'"$EP"'"\]\}\]\}$' "$OUT"
+
+# --- membership changes that would cost the cluster its quorum are refused, as etcd refuses them ---
+SELF=$(ctl member list | cut -d, -f1)
+run_ctl member remove "$SELF"
+check "the last member cannot be removed" "Error: etcdserver: re-configuration failed due to not enough started members" "$ERR"
+run_ctl member add learner1 --peer-urls=http://127.0.0.1:1 --learner
+check_match "a learner is added" "^Member $HEX added to cluster $HEX" "$OUT"
+LEARNER=$(ctl member list | grep 'http://127.0.0.1:1,' | cut -d, -f1)
+run_ctl member add learner2 --peer-urls=http://127.0.0.1:2 --learner
+check "one learner at a time" "Error: etcdserver: too many learner members in cluster" "$ERR"
+run_ctl member promote "$LEARNER"
+check "a learner that never started is not promoted" \
+  "Error: etcdserver: can only promote a learner member which is in sync with leader" "$ERR"
+run_ctl member remove "$LEARNER"; check_match "the learner is removed" "^Member $LEARNER removed" "$OUT"
+run_ctl member list; check "one member again" 1 "$(wc -l <<<"$OUT")"
 
 # --- bad input: the right error, and the server keeps serving ---
 run_ctl put "" x; check "empty key" "Error: etcdserver: key is not provided" "$ERR"

@@ -163,8 +163,9 @@ HttpResponse Json(http::status status, std::string body) {
 }
 
 HttpResponse Error(grpc::StatusCode code, std::string_view message) {
-  return Json(HttpStatusOf(code), absl::StrCat("{\"error\":", JsonString(message), ",\"code\":", static_cast<int>(code),
-                                               ",\"message\":", JsonString(message), "}"));
+  // etcd 3.4's gateway writes these three fields in this order.
+  return Json(HttpStatusOf(code), absl::StrCat("{\"error\":", JsonString(message), ",\"message\":", JsonString(message),
+                                               ",\"code\":", static_cast<int>(code), "}"));
 }
 
 grpc::ByteBuffer ToByteBuffer(const Message& message) {

@@ -40,14 +40,14 @@ TOKEN=$(gw auth/authenticate '{"name":"carol","password":"cpw"}' | token_of)
 check_match "authenticate gives an etcd simple token" '^[a-zA-Z]{16}\.[0-9]+$' "$TOKEN"
 PUT='{"key":"L2MveA==","value":"dg=="}'  # /c/x = v
 check_match "a put with the token succeeds" '"revision":"[0-9]+".* 200$' "$(gw kv/put "$PUT" -H "Authorization: $TOKEN")"
-check_match "a put outside carol's prefix is denied" '"code":7,"message":"etcdserver: permission denied"} 403$' \
+check_match "a put outside carol's prefix is denied" '"message":"etcdserver: permission denied","code":7} 403$' \
   "$(gw kv/put '{"key":"L2Q=","value":"dg=="}' -H "Authorization: $TOKEN")"
 check_match "a put without a token is refused" 'etcdserver: user name is empty.* 400$' "$(gw kv/put "$PUT")"
 sleep 1; gw kv/range '{"key":"L2MveA=="}' -H "Authorization: $TOKEN" >/dev/null
 sleep 1.5
 check_match "each use extends the token's life" ' 200$' "$(gw kv/range '{"key":"L2MveA=="}' -H "Authorization: $TOKEN")"
 sleep 2.5
-check_match "a token unused for --auth-token-ttl is refused" '"code":16,"message":"etcdserver: invalid auth token"} 401$' \
+check_match "a token unused for --auth-token-ttl is refused" '"message":"etcdserver: invalid auth token","code":16} 401$' \
   "$(gw kv/range '{"key":"L2MveA=="}' -H "Authorization: $TOKEN")"
 
 START=$(date +%s%N)

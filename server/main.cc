@@ -261,7 +261,9 @@ int Serve(const Flags& flags) {
     auto host_port = HostPortOfUrl(url);
     if (!host_port.ok()) return Fail("bad --listen-client-urls", host_port.status());
     HttpServer::Options http_options = HttpListenOptions(*host_port);
-    http_options.body_limit_bytes = static_cast<uint64_t>(flags.max_request_bytes);
+    // Keys and values travel base64-encoded in JSON (4 bytes for 3): a body that decodes to a request
+    // gRPC would take must be read whole; the request's own limits are checked once decoded.
+    http_options.body_limit_bytes = static_cast<uint64_t>((flags.max_request_bytes + kGrpcOverheadBytes) / 3 * 4 + 65536);
     grpc::Server* grpc_server = server.get();
     http_options.divert_http2 = [grpc_server](int fd) { grpc::AddInsecureChannelFromFd(grpc_server, fd); };
     http_options.too_large = [](const HttpRequest&) { return JsonGateway::TooLarge(); };

@@ -151,7 +151,11 @@ void NodeLoop::Stop() {
   }
   for (auto& p : left.proposals) last.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::Stopped()));
   for (auto& c : left.conf_changes) last.status_completions.emplace_back(std::move(c.done), errors::Stopped());
-  for (auto& r : left.reads) last.status_completions.emplace_back(std::move(r), errors::Stopped());
+  for (auto& r : left.reads) last.status_completions.emplace_back(std::move(r.done), errors::Stopped());
+  for (auto& p : held_.proposals) last.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::Stopped()));
+  for (auto& c : held_.conf_changes) last.status_completions.emplace_back(std::move(c.done), errors::Stopped());
+  for (auto& r : held_.reads) last.status_completions.emplace_back(std::move(r.done), errors::Stopped());
+  held_ = Inbox();
   for (auto& t : left.transfers) last.status_completions.emplace_back(std::move(t.second), errors::Stopped());
   if (started_) {
     Hand(std::move(last));
@@ -200,7 +204,7 @@ void NodeLoop::ReadBarrier(StatusDone done) {
   {
     absl::MutexLock lock(&mu_);
     if (!stopping_) {
-      inbox_.reads.push_back(std::move(done));
+      inbox_.reads.push_back({std::move(done)});
       return;
     }
   }
@@ -306,6 +310,11 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
   }
   for (const auto& [to, delivered] : inbox.snapshot_reports) node_->ReportSnapshot(to, delivered);
   const int64_t deadline = now_ms + options_.request_timeout_ms;
+  for (auto& p : inbox.proposals) p.deadline_ms = p.deadline_ms != 0 ? p.deadline_ms : deadline;
+  for (auto& c : inbox.conf_changes) c.deadline_ms = c.deadline_ms != 0 ? c.deadline_ms : deadline;
+  for (auto& r : inbox.reads) r.deadline_ms = r.deadline_ms != 0 ? r.deadline_ms : deadline;
+  const bool leaderless = node_->raft().lead() == raft::kNoNode;
+  if (!leaderless) TakeHeld(inbox);
   AppliedGroup failed;
   for (auto& [to, done] : inbox.transfers) {
     if (to == options_.id && node_->raft().lead() == options_.id) {
@@ -330,7 +339,9 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
         // Raft forwards to the leader it knows now (messages of this round included), not to the
         // one leader_ last recorded.
         const uint64_t lead = node_->raft().lead();
-        waiters_[p.entry.id()] = Waiter{std::move(p.done), deadline, lead == options_.id ? 0 : lead};
+        waiters_[p.entry.id()] = Waiter{std::move(p.done), p.deadline_ms, lead == options_.id ? 0 : lead};
+      } else if (leaderless) {
+        held_.proposals.push_back(std::move(p));
       } else {
         failed.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::NoLeader()));
       }
@@ -345,7 +356,9 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     if (st.ok()) {
       internalpb::MemberRecord context;
       context.ParseFromString(c.change.context());
-      conf_waiters_[context.change_id()] = StatusWaiter{std::move(c.done), deadline};
+      conf_waiters_[context.change_id()] = StatusWaiter{std::move(c.done), c.deadline_ms};
+    } else if (leaderless) {
+      held_.conf_changes.push_back(std::move(c));
     } else {
       failed.status_completions.emplace_back(
           std::move(c.done), absl::IsFailedPrecondition(st)
@@ -361,14 +374,46 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     auto& list = read_waiters_[context];
     for (auto& r : inbox.reads) {
       if (st.ok()) {
-        list.push_back(StatusWaiter{std::move(r), deadline, node_->raft().lead()});
+        list.push_back(StatusWaiter{std::move(r.done), r.deadline_ms, node_->raft().lead()});
+      } else if (leaderless) {
+        held_.reads.push_back(std::move(r));
       } else {
-        failed.status_completions.emplace_back(std::move(r), errors::NoLeader());
+        failed.status_completions.emplace_back(std::move(r.done), errors::NoLeader());
       }
     }
     if (list.empty()) read_waiters_.erase(context);
   }
   if (!failed.completions.empty() || !failed.status_completions.empty()) Hand(std::move(failed));
+}
+
+void NodeLoop::TakeHeld(Inbox& inbox) {
+  if (held_.proposals.empty() && held_.conf_changes.empty() && held_.reads.empty()) return;
+  auto ahead = [](auto& held, auto& incoming) {
+    for (auto& x : incoming) held.push_back(std::move(x));
+    incoming = std::move(held);
+    held.clear();
+  };
+  ahead(held_.proposals, inbox.proposals);
+  ahead(held_.conf_changes, inbox.conf_changes);
+  ahead(held_.reads, inbox.reads);
+}
+
+void NodeLoop::ExpireHeld(int64_t now_ms, AppliedGroup* group) {
+  auto expire = [now_ms](auto& held, auto time_out) {
+    std::erase_if(held, [&](auto& x) {
+      if (x.deadline_ms > now_ms) return false;
+      time_out(x.done);
+      return true;
+    });
+  };
+  expire(held_.proposals, [group](Done& done) {
+    group->completions.emplace_back(std::move(done), storage::ApplyResult::Error(errors::RequestTimeout()));
+  });
+  auto status_time_out = [group](StatusDone& done) {
+    group->status_completions.emplace_back(std::move(done), errors::RequestTimeout());
+  };
+  expire(held_.conf_changes, status_time_out);
+  expire(held_.reads, status_time_out);
 }
 
 void NodeLoop::ProcessReady(int64_t now_ms) {
@@ -634,6 +679,7 @@ void NodeLoop::FinishTransfers(AppliedGroup* group) {
 }
 
 void NodeLoop::ExpireWaiters(int64_t now_ms, AppliedGroup* group) {
+  ExpireHeld(now_ms, group);
   RemoveExpired(waiters_, now_ms, [group](Waiter& w) {
     group->completions.emplace_back(std::move(w.done), storage::ApplyResult::Error(errors::RequestTimeout()));
   });

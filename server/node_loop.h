@@ -129,19 +129,26 @@ class NodeLoop : public Proposer {
     int64_t deadline_ms = 0;
     uint64_t asked = 0;  // read barriers: the leader the read index was asked of
   };
+  // deadline_ms: 0 until the loop first takes the request (then its arrival plus the request timeout).
   struct PendingProposal {
     internalpb::InternalRequest entry;
     Done done;
+    int64_t deadline_ms = 0;
   };
   struct PendingConfChange {
     raftpb::ConfChange change;
     StatusDone done;
+    int64_t deadline_ms = 0;
+  };
+  struct PendingRead {
+    StatusDone done;
+    int64_t deadline_ms = 0;
   };
   struct Inbox {
     std::vector<raftpb::Message> messages;
     std::vector<PendingProposal> proposals;
     std::vector<PendingConfChange> conf_changes;
-    std::vector<StatusDone> reads;
+    std::vector<PendingRead> reads;
     std::vector<std::pair<uint64_t, bool>> snapshot_reports;
     std::vector<std::pair<uint64_t, StatusDone>> transfers;
     bool empty() const {
@@ -162,6 +169,9 @@ class NodeLoop : public Proposer {
   void Run();
   void Respond();
   void HandleInbox(Inbox& inbox, int64_t now_ms);
+  // Puts the requests held for want of a leader ahead of `inbox`'s, once a leader is known.
+  void TakeHeld(Inbox& inbox);
+  void ExpireHeld(int64_t now_ms, AppliedGroup* group);
   // A promotion proposed on the leader waits until the learner's log is nearly the leader's, as
   // etcd's does (a learner promoted while far behind can cost the cluster its quorum). Elsewhere
   // the member table's checks stand (reconfig_checks.h).
@@ -190,6 +200,9 @@ class NodeLoop : public Proposer {
   std::map<uint64_t, StatusWaiter> conf_waiters_;       // by change id (MemberRecord.change_id)
   std::map<std::string, std::vector<StatusWaiter>> read_waiters_;  // by read context
   std::multimap<uint64_t, StatusWaiter> reads_to_serve_;  // by read index, until applied
+  // Proposals, membership changes and linearizable reads that came while no leader was known (an
+  // election): they wait for one, until their deadline, as etcd's do, rather than fail at once.
+  Inbox held_;
   std::multimap<uint64_t, StatusWaiter> transfers_;       // by transferee, until it leads
   uint64_t next_read_context_ = 0;
   bool promote_pending_ = false;

@@ -45,9 +45,18 @@ leader_index() {
 }
 
 cluster_start() { # n
+  cluster_launch "$1"
+  cluster_await
+}
+
+# cluster_start in two steps: launch the founding members, then wait until they lead and serve.
+cluster_launch() { # n
   CLUSTER_N=$1
   for i in $(seq 1 "$CLUSTER_N"); do CPORT[$i]=$(free_port); PPORT[$i]=$(free_port); MPORT[$i]=$(free_port); done
   for i in $(seq 1 "$CLUSTER_N"); do member_start "$i"; done
+}
+
+cluster_await() {
   if [ -z "$(leader_index)" ]; then
     echo "cluster elected no leader; logs:"; tail -n 20 "$E2E_DIR"/m*.log; exit 1
   fi

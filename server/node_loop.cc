@@ -406,11 +406,13 @@ void NodeLoop::ExpireHeld(int64_t now_ms, AppliedGroup* group) {
       return true;
     });
   };
+  // etcd says "request timed out" here; "no leader" says more: nothing reached a log, so a client
+  // may safely send a write again elsewhere (the code, UNAVAILABLE, is the same).
   expire(held_.proposals, [group](Done& done) {
-    group->completions.emplace_back(std::move(done), storage::ApplyResult::Error(errors::RequestTimeout()));
+    group->completions.emplace_back(std::move(done), storage::ApplyResult::Error(errors::NoLeader()));
   });
   auto status_time_out = [group](StatusDone& done) {
-    group->status_completions.emplace_back(std::move(done), errors::RequestTimeout());
+    group->status_completions.emplace_back(std::move(done), errors::NoLeader());
   };
   expire(held_.conf_changes, status_time_out);
   expire(held_.reads, status_time_out);

@@ -1,6 +1,9 @@
 #include "server/json_gateway.h"
 
+#include <cctype>
 #include <map>
+#include <string_view>
+#include <vector>
 
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/support/byte_buffer.h>
@@ -191,16 +194,54 @@ absl::StatusOr<std::string> ToJson(const Message& message) {
   return json;
 }
 
-// A streaming call (see StreamRoutes): one request in, every response out as a line
-// {"result":...}, on a chunked answer that lasts until the client hangs up or the call ends.
+// The top-level JSON values of a stream's body, one after another (as etcd's gateway reads a
+// streaming call's requests): each object or array whole, by its brackets outside strings. Text
+// that is not such a value is returned as it is, for the JSON parser to refuse.
+std::vector<std::string_view> JsonValues(std::string_view body) {
+  std::vector<std::string_view> values;
+  size_t i = 0;
+  while (true) {
+    while (i < body.size() && std::isspace(static_cast<unsigned char>(body[i]))) ++i;
+    if (i == body.size()) return values;
+    const size_t start = i;
+    if (body[i] != '{' && body[i] != '[') {
+      values.push_back(body.substr(start));
+      return values;
+    }
+    int depth = 0;
+    bool in_string = false;
+    for (; i < body.size(); ++i) {
+      const char c = body[i];
+      if (in_string) {
+        if (c == '\\') ++i;
+        else if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        break;
+      }
+    }
+    if (i >= body.size()) {  // unterminated
+      values.push_back(body.substr(start));
+      return values;
+    }
+    values.push_back(body.substr(start, ++i - start));
+  }
+}
+
+// A streaming call (see StreamRoutes): the body's requests in, in order, every response out as a
+// line {"result":...}, on a chunked answer that lasts until the client hangs up or the call ends.
 class StreamBridge : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
                      public std::enable_shared_from_this<StreamBridge> {
  public:
-  static void Start(grpc::GenericStub& stub, const StreamRoute& route, const Message& request,
+  static void Start(grpc::GenericStub& stub, const StreamRoute& route, std::vector<grpc::ByteBuffer> requests,
                     const std::string& auth_token, const HttpServer::Respond& respond) {
     auto bridge = std::make_shared<StreamBridge>();
     bridge->self_ = bridge;
-    bridge->request_ = ToByteBuffer(request);
+    bridge->requests_ = std::move(requests);
+    bridge->half_close_ = route.half_close;
     bridge->decoded_.reset(route.route.response->New());
     if (route.require_leader) bridge->context_.AddMetadata("hasleader", "true");
     if (!auth_token.empty()) bridge->context_.AddMetadata("token", auth_token);
@@ -212,13 +253,13 @@ class StreamBridge : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::Byte
       if (auto b = weak.lock()) b->context_.TryCancel();
     });
     stub.PrepareBidiStreamingCall(&bridge->context_, route.route.method, grpc::StubOptions(), bridge.get());
-    if (route.half_close) {
-      bridge->StartWriteLast(&bridge->request_, grpc::WriteOptions());
-    } else {
-      bridge->StartWrite(&bridge->request_);
-    }
+    bridge->WriteNext();
     bridge->StartRead(&bridge->response_);
     bridge->StartCall();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (ok) WriteNext();
   }
 
   void OnReadDone(bool ok) override {
@@ -243,8 +284,21 @@ class StreamBridge : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::Byte
   }
 
  private:
+  // One write at a time: the next request once the previous one is written.
+  void WriteNext() {
+    if (written_ == requests_.size()) return;
+    const grpc::ByteBuffer* next = &requests_[written_++];
+    if (written_ == requests_.size() && half_close_) {
+      StartWriteLast(next, grpc::WriteOptions());
+    } else {
+      StartWrite(next);
+    }
+  }
+
   grpc::ClientContext context_;
-  grpc::ByteBuffer request_;
+  std::vector<grpc::ByteBuffer> requests_;
+  size_t written_ = 0;
+  bool half_close_ = false;
   grpc::ByteBuffer response_;
   std::unique_ptr<Message> decoded_;
   std::shared_ptr<HttpStream> http_;
@@ -281,11 +335,16 @@ void JsonGateway::Handle(HttpRequest&& request, HttpServer::Respond respond) {
   // etcd's gateway passes the Authorization header (a token from /v3/auth/authenticate) on to the call.
   const std::string auth_token(request[http::field::authorization]);
   if (auto stream = StreamRoutes().find(call); stream != StreamRoutes().end() && request.method() == http::verb::post) {
-    std::unique_ptr<Message> message(stream->second.route.request->New());
-    google::protobuf::util::JsonParseOptions parse;
-    auto parsed = google::protobuf::util::JsonStringToMessage(request.body().empty() ? "{}" : request.body(), message.get(), parse);
-    if (!parsed.ok()) return respond(Error(grpc::StatusCode::INVALID_ARGUMENT, std::string(parsed.message())));
-    StreamBridge::Start(stub_, stream->second, *message, auth_token, respond);
+    std::vector<std::string_view> bodies = JsonValues(request.body());
+    if (bodies.empty()) bodies.push_back("{}");
+    std::vector<grpc::ByteBuffer> requests;
+    for (std::string_view body : bodies) {
+      std::unique_ptr<Message> message(stream->second.route.request->New());
+      auto parsed = google::protobuf::util::JsonStringToMessage(body, message.get(), google::protobuf::util::JsonParseOptions());
+      if (!parsed.ok()) return respond(Error(grpc::StatusCode::INVALID_ARGUMENT, std::string(parsed.message())));
+      requests.push_back(ToByteBuffer(*message));
+    }
+    StreamBridge::Start(stub_, stream->second, std::move(requests), auth_token, respond);
     return;
   }
   if (route == Routes().end()) {

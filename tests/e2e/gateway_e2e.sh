@@ -81,6 +81,20 @@ for line in open(sys.argv[1]):
     for e in r.get("events", []): print(e.get("type","PUT"), e["kv"].get("value",""), e.get("prev_kv",{}).get("value",""))
 ' "$E2E_DIR/watch.out" | tr '\n' ',')
 check "watch streams created, then each event with prev_kv" "created,PUT MQ== ,PUT Mg== MQ==,DELETE  Mg==," "$LINES"
+# Several requests in one body are sent in order, as etcd's gateway sends them.
+curl -sS -N -m 3 -X POST "$URL/v3/watch" -d '{"create_request":{"key":"dTE="}} {"create_request":{"key":"dTI=","watch_id":7}}
+{"progress_request":{}}' >"$E2E_DIR/watch2.out" 2>/dev/null &
+WATCH=$!
+sleep 0.5
+ctl put u2 1 >/dev/null; ctl put u1 1 >/dev/null
+wait $WATCH
+LINES=$(python3 -c '
+import json,sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)["result"]
+    print(r.get("watch_id", "0"), "created" if r.get("created") else "", *[e["kv"]["key"] for e in r.get("events", [])])
+' "$E2E_DIR/watch2.out" | tr '\n' ',')
+check "a body of three requests: two watches and a progress request" "0 created,7 created,-1 ,7  dTI=,0  dTE=," "$LINES"
 WATCHERS=()
 for _ in $(seq 1 50); do
   curl -sS -N -m 0.3 -X POST -d '{"create_request":{"key":"eA=="}}' "$URL/v3/watch" >/dev/null 2>&1 &

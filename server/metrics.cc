@@ -1,5 +1,7 @@
 #include "server/metrics.h"
 
+#include <mutex>
+
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
@@ -8,6 +10,7 @@
 #include <prometheus/text_serializer.h>
 
 #include "server/member.h"
+#include "server/process_stats.h"
 
 namespace leasehold::server {
 namespace {
@@ -43,6 +46,13 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   expired_revokes_ =
       NewCounter(r, "leasehold_lease_expired_revokes_total", "Revocations of expired leases proposed by this member.");
   blobs_ = NewGauge(r, "leasehold_blob_blobs", "Blobs stored by the Azure Blob adapter.");
+  process_cpu_ = NewCounter(r, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.");
+  process_resident_ = NewGauge(r, "process_resident_memory_bytes", "Resident memory size in bytes.");
+  process_virtual_ = NewGauge(r, "process_virtual_memory_bytes", "Virtual memory size in bytes.");
+  process_start_ =
+      NewGauge(r, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.");
+  process_open_fds_ = NewGauge(r, "process_open_fds", "Number of open file descriptors.");
+  process_max_fds_ = NewGauge(r, "process_max_fds", "Maximum number of open file descriptors.");
   // etcd's buckets for this histogram: 14 of them from 1 ms, doubling (to 8.192 s).
   prometheus::Histogram::BucketBoundaries buckets;
   for (double bound = 0.001; buckets.size() < 14; bound *= 2) buckets.push_back(bound);
@@ -87,6 +97,20 @@ std::string Metrics::Render(Member& member) {
   size_t blobs = 0;
   member.state_machine().ReadBlobTable([&](const storage::BlobTable& table) { blobs = table.blob_count(); });
   blobs_->Set(static_cast<double>(blobs));
+  if (auto process = ReadProcessStats(); process.ok()) {
+    // A counter only goes up: add what was spent since the last scrape (one scrape at a time).
+    static std::mutex cpu_mu;
+    {
+      std::lock_guard<std::mutex> lock(cpu_mu);
+      const double spent = process->cpu_seconds - process_cpu_->Value();
+      if (spent > 0) process_cpu_->Increment(spent);
+    }
+    process_resident_->Set(process->resident_bytes);
+    process_virtual_->Set(process->virtual_bytes);
+    process_start_->Set(process->start_time_seconds);
+    process_open_fds_->Set(process->open_fds);
+    process_max_fds_->Set(process->max_fds);
+  }
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
 

@@ -54,6 +54,13 @@ class Metrics {
   prometheus::Gauge* revision_;
   prometheus::Gauge* leases_;
   prometheus::Gauge* blobs_;
+  // Prometheus' standard process_* metrics (see process_stats.h).
+  prometheus::Counter* process_cpu_;
+  prometheus::Gauge* process_resident_;
+  prometheus::Gauge* process_virtual_;
+  prometheus::Gauge* process_start_;
+  prometheus::Gauge* process_open_fds_;
+  prometheus::Gauge* process_max_fds_;
 };
 
 }  // namespace leasehold::server

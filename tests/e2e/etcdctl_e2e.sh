@@ -173,4 +173,8 @@ OUT=$(printf '\nput dup 1\nput dup 2\n\n\n' | ctl txn 2>&1 | grep -v '"level":"w
 check "txn with a duplicate key" "Error: etcdserver: duplicate key given in txn request" "$OUT"
 run_ctl lease grant 10 ; check_match "still serving after bad input" "granted with TTL\(10s\)" "$OUT"
 
+# etcdctl's own check reads the server's process_resident_memory_bytes from /metrics.
+run_ctl check datascale
+check_match "check datascale" "^PASS: Approximate system memory used : [0-9.]+ MB\.$" "$(grep PASS <<<"$OUT")"
+
 e2e_finish

@@ -58,6 +58,8 @@ const std::map<std::string, Route, std::less<>>& Routes() {
        R<pb::MemberPromoteRequest, pb::MemberPromoteResponse>("/etcdserverpb.Cluster/MemberPromote")},
       {"maintenance/status", R<pb::StatusRequest, pb::StatusResponse>("/etcdserverpb.Maintenance/Status")},
       {"maintenance/alarm", R<pb::AlarmRequest, pb::AlarmResponse>("/etcdserverpb.Maintenance/Alarm")},
+      // HashKV has the same path in etcd's proto; etcd's gateway serves Hash there.
+      {"maintenance/hash", R<pb::HashRequest, pb::HashResponse>("/etcdserverpb.Maintenance/Hash")},
       {"maintenance/defragment",
        R<pb::DefragmentRequest, pb::DefragmentResponse>("/etcdserverpb.Maintenance/Defragment")},
       {"maintenance/transfer-leadership",
@@ -169,6 +171,14 @@ HttpResponse Error(grpc::StatusCode code, std::string_view message) {
   // etcd 3.4's gateway writes these three fields in this order.
   return Json(HttpStatusOf(code), absl::StrCat("{\"error\":", JsonString(message), ",\"message\":", JsonString(message),
                                                ",\"code\":", static_cast<int>(code), "}"));
+}
+
+// A path or method no call answers to: a plain-text body, as etcd's gateway (Go's http.Error) gives.
+HttpResponse PlainError(http::status status) {
+  HttpResponse response =
+      MakeHttpResponse(status, "text/plain; charset=utf-8", absl::StrCat(std::string(http::obsolete_reason(status)), "\n"));
+  response.set("X-Content-Type-Options", "nosniff");
+  return response;
 }
 
 grpc::ByteBuffer ToByteBuffer(const Message& message) {
@@ -334,31 +344,31 @@ void JsonGateway::Handle(HttpRequest&& request, HttpServer::Respond respond) {
   auto route = Routes().find(call);
   // etcd's gateway passes the Authorization header (a token from /v3/auth/authenticate) on to the call.
   const std::string auth_token(request[http::field::authorization]);
-  if (auto stream = StreamRoutes().find(call); stream != StreamRoutes().end() && request.method() == http::verb::post) {
+  auto stream = StreamRoutes().find(call);
+  if (route == Routes().end() && stream == StreamRoutes().end()) {
+    if (IsUnservedStreamingCall(call)) {
+      return respond(Error(grpc::StatusCode::UNIMPLEMENTED, "streaming calls are not served by this gateway"));
+    }
+    return respond(PlainError(http::status::not_found));
+  }
+  if (request.method() != http::verb::post) return respond(PlainError(http::status::method_not_allowed));
+  // Fields this version does not know are skipped, as etcd's gateway skips them.
+  google::protobuf::util::JsonParseOptions parse;
+  parse.ignore_unknown_fields = true;
+  if (stream != StreamRoutes().end()) {
     std::vector<std::string_view> bodies = JsonValues(request.body());
     if (bodies.empty()) bodies.push_back("{}");
     std::vector<grpc::ByteBuffer> requests;
     for (std::string_view body : bodies) {
       std::unique_ptr<Message> message(stream->second.route.request->New());
-      auto parsed = google::protobuf::util::JsonStringToMessage(body, message.get(), google::protobuf::util::JsonParseOptions());
+      auto parsed = google::protobuf::util::JsonStringToMessage(body, message.get(), parse);
       if (!parsed.ok()) return respond(Error(grpc::StatusCode::INVALID_ARGUMENT, std::string(parsed.message())));
       requests.push_back(ToByteBuffer(*message));
     }
     StreamBridge::Start(stub_, stream->second, std::move(requests), auth_token, respond);
     return;
   }
-  if (route == Routes().end()) {
-    if (IsUnservedStreamingCall(call)) {
-      return respond(Error(grpc::StatusCode::UNIMPLEMENTED, "streaming calls are not served by this gateway"));
-    }
-    return respond(Error(grpc::StatusCode::UNIMPLEMENTED, "Not Implemented"));
-  }
-  if (request.method() != http::verb::post) {
-    return respond(Error(grpc::StatusCode::UNIMPLEMENTED, "Method Not Allowed"));
-  }
   std::unique_ptr<Message> message(route->second.request->New());
-  google::protobuf::util::JsonParseOptions parse;
-  parse.ignore_unknown_fields = false;
   const std::string& body = request.body();
   auto parsed = google::protobuf::util::JsonStringToMessage(body.empty() ? "{}" : body, message.get(), parse);
   if (!parsed.ok()) return respond(Error(grpc::StatusCode::INVALID_ARGUMENT, std::string(parsed.message())));

@@ -77,8 +77,28 @@ HttpServer::Options HttpListenOptions(const std::string& host_port) {
 }
 
 // HTTP/1.1 on a plain client port, as etcd answers it there.
-void ServeClientPortHttp(HttpRequest&& request, HttpServer::Respond respond, JsonGateway& gateway,
+// etcd's default --cors "*": every answer on the client port lets any web page read it, and a
+// browser's OPTIONS preflight is answered at once.
+void AddCorsHeaders(HttpResponse& response) {
+  response.set("Access-Control-Allow-Methods", "POST, GET, OPTIONS, PUT, DELETE");
+  response.set("Access-Control-Allow-Origin", "*");
+  response.set("Access-Control-Allow-Headers", "accept, content-type, authorization");
+}
+
+void ServeClientPortHttp(HttpRequest&& request, HttpServer::Respond plain_respond, JsonGateway& gateway,
                          HealthService& health, const std::string& version) {
+  HttpServer::Respond respond(
+      [plain_respond](HttpResponse response) {
+        AddCorsHeaders(response);
+        plain_respond(std::move(response));
+      },
+      [plain_respond](HttpResponse header) {
+        AddCorsHeaders(header);
+        return plain_respond.Stream(std::move(header));
+      });
+  if (request.method() == boost::beast::http::verb::options) {
+    return respond(MakeHttpResponse(boost::beast::http::status::ok, "text/plain; charset=utf-8", ""));
+  }
   const std::string_view target(request.target().data(), request.target().size());
   const std::string_view path = target.substr(0, target.find('?'));
   if (JsonGateway::Serves(path)) return gateway.Handle(std::move(request), std::move(respond));

@@ -54,10 +54,20 @@ post /v3/lease/revoke '{"ID":"12345"}'
 check "an unknown lease is etcd's 404" "404 etcdserver: requested lease not found" "$CODE $(field 'd["message"]')"
 post /v3/kv/range '{"key": '
 check "malformed JSON is 400" 400 "$CODE"
+post /v3/kv/range '{"key":"Zm9v","a_field_of_a_later_etcd":1}'
+check "an unknown field is skipped, as etcd skips it" '200 Zm9v' "$CODE $(field 'd["kvs"][0]["key"]')"
 post /v3/kv/range '{"nokey":"x"}'
-check "an unknown field is 400" 400 "$CODE"
+check "so a range of nothing but one is etcd's empty key" "400 etcdserver: key is not provided" "$CODE $(field 'd["error"]')"
 post /v3/nothing/here '{}'
-check "an unknown call is 501" 501 "$CODE"
+check "an unknown call is etcd's plain 404" "404 Not Found" "$CODE $BODY"
+check "a GET of a call is etcd's plain 405" "405 Method Not Allowed" \
+  "$(curl -sS -m 10 -o "$E2E_DIR/body" -w '%{http_code}' "$URL/v3/kv/range") $(cat "$E2E_DIR/body")"
+post /v3/maintenance/hash '{}'
+check_match "maintenance/hash is Hash, as on etcd" '^200 [0-9]+$' "$CODE $(field 'd["hash"]')"
+# etcd's default --cors "*": any page may call the gateway; preflights are answered.
+check "CORS headers on answers" "Access-Control-Allow-Origin: *" \
+  "$(curl -sS -m 10 -D - -o /dev/null -X POST -d '{"key":"Zm9v"}' "$URL/v3/kv/range" | tr -d '\r' | grep -i '^access-control-allow-origin')"
+check "an OPTIONS preflight is 200" 200 "$(curl -sS -m 10 -o /dev/null -w '%{http_code}' -X OPTIONS "$URL/v3/kv/put")"
 # A value under --max-request-bytes fits, although its base64 in the body does not (as on etcd).
 { printf '{"key":"Ymln","value":"'; head -c 1300000 /dev/zero | base64 -w0; printf '"}'; } >"$E2E_DIR/big.json"
 CODE=$(curl -sS -m 10 -o /dev/null -w '%{http_code}' -X POST --data-binary @"$E2E_DIR/big.json" "$URL/v3/kv/put")

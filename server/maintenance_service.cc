@@ -64,17 +64,25 @@ grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* MaintenanceService::Alarm(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::AlarmRequest* request,
                                                     etcdserverpb::AlarmResponse* response) {
+  // etcd's Alarm answers carry no header (`etcdctl alarm list -w json` prints {} with no alarm).
   if (request->action() == etcdserverpb::AlarmRequest::GET) {
     for (auto& alarm : member_->state_machine().alarms().List(request->alarm())) *response->add_alarms() = alarm;
-    member_->FillHeader(response->mutable_header());
     return FinishNow(context, absl::OkStatus());
   }
+  absl::StatusOr<std::string> user = CallerOf(*member_, *context);
+  if (!user.ok()) return FinishNow(context, user.status());
   internalpb::InternalRequest entry;
   *entry.mutable_alarm() = *request;
-  return ProposeAndFinish(context, member_, std::move(entry), response,
-                          [](internalpb::InternalResponse& r, etcdserverpb::AlarmResponse* out) {
-                            out->Swap(r.mutable_alarm());
-                          });
+  entry.mutable_caller()->set_user(std::move(*user));
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  member_->Submit(std::move(entry), [reactor, response](storage::ApplyResult result) {
+    if (result.status.ok()) {
+      response->Swap(result.response.mutable_alarm());
+      response->clear_header();
+    }
+    reactor->Finish(ToGrpcStatus(result.status));
+  });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerContext* context,
@@ -84,8 +92,7 @@ grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerCon
   // Like etcd's, a defragmentation holds up its caller until done (here one gRPC worker thread, not
   // the member).
   absl::Status st = member_->engine().CompactAll();
-  member_->FillHeader(response->mutable_header());
-  return FinishNow(context, st);
+  return FinishNow(context, st);  // headerless, as etcd's
 }
 
 grpc::ServerUnaryReactor* MaintenanceService::Hash(grpc::CallbackServerContext* context,

@@ -253,8 +253,8 @@ namespace {
 
 // Walks the branches `path` chose through `request`, nested transactions included: sets each level's
 // `succeeded`, adds one result per operation, lets `leaf` fill those of ranges, puts and deletes,
-// and stamps every response's header with `revision()` once its operations have run (a write
-// transaction's revision is known only after its first write).
+// and stamps the outer response's header with `revision()` once its operations have run (a write
+// transaction's revision is known only after its first write); a nested one's stays empty.
 void RunTxnPath(const TxnPath& path, const etcdserverpb::TxnRequest& request, const std::function<int64_t()>& revision,
                 const std::function<void(const etcdserverpb::RequestOp&, etcdserverpb::ResponseOp*)>& leaf,
                 etcdserverpb::TxnResponse* response) {
@@ -267,7 +267,7 @@ void RunTxnPath(const TxnPath& path, const etcdserverpb::TxnRequest& request, co
           auto* result = out->add_responses();
           if (op.has_request_txn()) {
             run(op.request_txn(), result->mutable_response_txn());
-            result->mutable_response_txn()->mutable_header()->set_revision(revision());
+            result->mutable_response_txn()->mutable_header();  // present and empty, as etcd's
           } else {
             leaf(op, result);
           }

@@ -211,6 +211,16 @@ TEST_F(StateMachineTest, TxnComparesAndNestedHeaders) {
   cmp->set_key("nope");
   cmp->set_result(Compare::NOT_EQUAL);
   EXPECT_FALSE(Apply(e).response.txn().succeeded());
+
+  // A nested transaction's response has a header, left empty as etcd leaves it.
+  txn->mutable_compare()->Clear();
+  internalpb::InternalRequest outer;
+  *outer.mutable_txn()->add_success()->mutable_request_txn() = *txn;
+  result = Apply(outer);
+  ASSERT_TRUE(result.status.ok());
+  ASSERT_TRUE(result.response.txn().responses(0).response_txn().has_header());
+  EXPECT_EQ(result.response.txn().responses(0).response_txn().header().revision(), 0);
+  EXPECT_EQ(result.response.txn().header().revision(), 4);  // the nested put of k2
 }
 
 TEST_F(StateMachineTest, TxnWithUnknownLeaseFailsWhole) {

@@ -234,8 +234,9 @@ absl::Status MvccStore::Restore(
   if (!meta_rev.ok()) return meta_rev.status();
   auto meta_compact = engine_->GetMetaU64("compact");
   if (!meta_compact.ok()) return meta_compact.status();
+  const bool ever_compacted = engine_->Get(keys::Meta("compact")).ok();
   current_ = std::max<int64_t>(last_main, static_cast<int64_t>(*meta_rev));
-  compacted_ = static_cast<int64_t>(*meta_compact);
+  compacted_ = ever_compacted ? static_cast<int64_t>(*meta_compact) : -1;
   live_.clear();
   for (auto& [key, record] : index_) {
     if (!record.live) continue;

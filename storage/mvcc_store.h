@@ -64,7 +64,7 @@ class MvccStore {
   absl::Status Restore(const std::function<void(const std::string& key, const KeyRecord&)>& on_live_key);
 
   int64_t revision() const { return current_; }
-  int64_t compacted_revision() const { return compacted_; }
+  int64_t compacted_revision() const { return compacted_ < 0 ? 0 : compacted_; }
 
   // Keys in [key, range_end): an empty range_end selects `key` alone, "\0" selects every key >= key.
   // OutOfRange (etcd's compacted / future revision errors) for revisions outside the kept history.
@@ -138,7 +138,8 @@ class MvccStore {
   std::map<std::string_view, KeyRecord*, std::less<>> live_;
   absl::flat_hash_map<std::string, std::string> unflushed_;  // revision key -> encoded version
   int64_t current_ = 1;
-  int64_t compacted_ = 0;
+  // -1 until the first compaction: as in etcd, a store never compacted takes a compaction to 0 (once).
+  int64_t compacted_ = -1;
 };
 
 }  // namespace leasehold::storage

@@ -171,6 +171,18 @@ TEST_F(StateMachineTest, CompactionKeepsLatestAndRefusesOldOrFuture) {
   EXPECT_EQ(Get("a", "", 4).kvs(0).value(), "2");
 }
 
+TEST_F(StateMachineTest, AStoreNeverCompactedTakesACompactionToZeroOnce) {
+  Put("a", "1");
+  internalpb::InternalRequest c;
+  c.mutable_compaction()->set_revision(0);
+  Reopen();  // "never compacted" survives a restart
+  EXPECT_TRUE(Apply(c).status.ok());  // as etcd: compacted revision 0
+  EXPECT_EQ(sm_->compacted_revision(), 0);
+  EXPECT_EQ(Get("a").kvs(0).value(), "1");
+  Reopen();
+  EXPECT_EQ(Apply(c).status.message(), "etcdserver: mvcc: required revision has been compacted");
+}
+
 TEST_F(StateMachineTest, TxnComparesAndNestedHeaders) {
   Grant(9, 30);
   Put("k", "v", 9);  // revision 2

@@ -156,6 +156,7 @@ void NodeLoop::Stop() {
   for (auto& c : held_.conf_changes) last.status_completions.emplace_back(std::move(c.done), errors::Stopped());
   for (auto& r : held_.reads) last.status_completions.emplace_back(std::move(r.done), errors::Stopped());
   held_ = Inbox();
+  held_bytes_ = 0;
   for (auto& t : left.transfers) last.status_completions.emplace_back(std::move(t.second), errors::Stopped());
   if (started_) {
     Hand(std::move(last));
@@ -334,13 +335,15 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     data.reserve(inbox.proposals.size());
     for (const auto& p : inbox.proposals) data.push_back(p.entry.SerializeAsString());
     absl::Status st = node_->ProposeBatch(data);
-    for (auto& p : inbox.proposals) {
+    for (size_t i = 0; i < inbox.proposals.size(); ++i) {
+      PendingProposal& p = inbox.proposals[i];
       if (st.ok()) {
         // Raft forwards to the leader it knows now (messages of this round included), not to the
         // one leader_ last recorded.
         const uint64_t lead = node_->raft().lead();
         waiters_[p.entry.id()] = Waiter{std::move(p.done), p.deadline_ms, lead == options_.id ? 0 : lead};
-      } else if (leaderless) {
+      } else if (leaderless && RoomToHold(data[i].size())) {
+        held_bytes_ += data[i].size();
         held_.proposals.push_back(std::move(p));
       } else {
         failed.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::NoLeader()));
@@ -357,7 +360,7 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
       internalpb::MemberRecord context;
       context.ParseFromString(c.change.context());
       conf_waiters_[context.change_id()] = StatusWaiter{std::move(c.done), c.deadline_ms};
-    } else if (leaderless) {
+    } else if (leaderless && RoomToHold(0)) {
       held_.conf_changes.push_back(std::move(c));
     } else {
       failed.status_completions.emplace_back(
@@ -375,7 +378,7 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     for (auto& r : inbox.reads) {
       if (st.ok()) {
         list.push_back(StatusWaiter{std::move(r.done), r.deadline_ms, node_->raft().lead()});
-      } else if (leaderless) {
+      } else if (leaderless && RoomToHold(0)) {
         held_.reads.push_back(std::move(r));
       } else {
         failed.status_completions.emplace_back(std::move(r.done), errors::NoLeader());
@@ -386,8 +389,14 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
   if (!failed.completions.empty() || !failed.status_completions.empty()) Hand(std::move(failed));
 }
 
+bool NodeLoop::RoomToHold(size_t bytes) const {
+  const size_t held = held_.proposals.size() + held_.conf_changes.size() + held_.reads.size();
+  return held < kMaxHeldRequests && held_bytes_ + bytes <= kMaxHeldBytes;
+}
+
 void NodeLoop::TakeHeld(Inbox& inbox) {
   if (held_.proposals.empty() && held_.conf_changes.empty() && held_.reads.empty()) return;
+  held_bytes_ = 0;
   auto ahead = [](auto& held, auto& incoming) {
     for (auto& x : incoming) held.push_back(std::move(x));
     incoming = std::move(held);
@@ -408,6 +417,9 @@ void NodeLoop::ExpireHeld(int64_t now_ms, AppliedGroup* group) {
   };
   // etcd says "request timed out" here; "no leader" says more: nothing reached a log, so a client
   // may safely send a write again elsewhere (the code, UNAVAILABLE, is the same).
+  for (const auto& p : held_.proposals) {
+    if (p.deadline_ms <= now_ms) held_bytes_ -= p.entry.GetCachedSize();  // sized when serialized
+  }
   expire(held_.proposals, [group](Done& done) {
     group->completions.emplace_back(std::move(done), storage::ApplyResult::Error(errors::NoLeader()));
   });

@@ -169,6 +169,10 @@ class NodeLoop : public Proposer {
   void Run();
   void Respond();
   void HandleInbox(Inbox& inbox, int64_t now_ms);
+  // Whether one more request (of `bytes` serialized, for a proposal) may wait in held_. Past the
+  // bounds (a flood through a long election), requests are refused at once with "no leader", so
+  // what waits stays bounded in memory.
+  bool RoomToHold(size_t bytes) const;
   // Puts the requests held for want of a leader ahead of `inbox`'s, once a leader is known.
   void TakeHeld(Inbox& inbox);
   void ExpireHeld(int64_t now_ms, AppliedGroup* group);
@@ -203,6 +207,9 @@ class NodeLoop : public Proposer {
   // Proposals, membership changes and linearizable reads that came while no leader was known (an
   // election): they wait for one, until their deadline, as etcd's do, rather than fail at once.
   Inbox held_;
+  size_t held_bytes_ = 0;  // the held proposals' serialized size
+  static constexpr size_t kMaxHeldRequests = 10000;
+  static constexpr size_t kMaxHeldBytes = 64 << 20;
   std::multimap<uint64_t, StatusWaiter> transfers_;       // by transferee, until it leads
   uint64_t next_read_context_ = 0;
   bool promote_pending_ = false;

@@ -149,14 +149,10 @@ void NodeLoop::Stop() {
     absl::MutexLock lock(&mu_);
     std::swap(left, inbox_);
   }
+  TakeHeld(left);  // what waited for a leader is answered with the rest
   for (auto& p : left.proposals) last.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::Stopped()));
   for (auto& c : left.conf_changes) last.status_completions.emplace_back(std::move(c.done), errors::Stopped());
   for (auto& r : left.reads) last.status_completions.emplace_back(std::move(r.done), errors::Stopped());
-  for (auto& p : held_.proposals) last.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::Stopped()));
-  for (auto& c : held_.conf_changes) last.status_completions.emplace_back(std::move(c.done), errors::Stopped());
-  for (auto& r : held_.reads) last.status_completions.emplace_back(std::move(r.done), errors::Stopped());
-  held_ = Inbox();
-  held_bytes_ = 0;
   for (auto& t : left.transfers) last.status_completions.emplace_back(std::move(t.second), errors::Stopped());
   if (started_) {
     Hand(std::move(last));

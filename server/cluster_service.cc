@@ -11,18 +11,9 @@
 namespace leasehold::server {
 namespace {
 
-void ToMember(const internalpb::MemberRecord& record, etcdserverpb::Member* member) {
-  member->set_id(record.id());
-  // A member that has not published yet shows no name and no client URLs, as in etcd.
-  member->set_name(record.name());
-  for (const auto& url : record.peer_urls()) member->add_peerurls(url);
-  for (const auto& url : record.client_urls()) member->add_clienturls(url);
-  member->set_islearner(record.is_learner());
-}
-
 template <typename Response>
 void FillMembers(Member* member, Response* response) {
-  for (const auto& record : member->state_machine().members().List()) ToMember(record, response->add_members());
+  member->ListMembers(response->mutable_members());
   member->FillHeader(response->mutable_header());
   // etcd leaves the revision out of membership responses' headers.
   response->mutable_header()->set_revision(0);
@@ -54,11 +45,8 @@ grpc::ServerUnaryReactor* ClusterService::Change(grpc::CallbackServerContext* co
   if (absl::Status st = allowed(member_->state_machine().members().List(), change); !st.ok()) {
     return FinishNow(context, st);
   }
-  record.set_id(change.node_id());
-  record.set_change_id(static_cast<uint64_t>(member_->NextId()));
-  change.set_context(record.SerializeAsString());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  member_->proposer().ProposeConfChange(std::move(change), [this, reactor, response](absl::Status status) {
+  member_->ProposeConfChange(std::move(change), std::move(record), [this, reactor, response](absl::Status status) {
     if (status.ok()) FillMembers(member_, response);
     reactor->Finish(ToGrpcStatus(status));
   });
@@ -135,16 +123,20 @@ grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* ClusterService::MemberPromote(grpc::CallbackServerContext* context,
                                                         const etcdserverpb::MemberPromoteRequest* request,
                                                         etcdserverpb::MemberPromoteResponse* response) {
-  auto existing = member_->state_machine().members().Find(request->id());
-  if (!existing) return FinishNow(context, errors::MemberNotFound());
-  if (!existing->is_learner()) return FinishNow(context, errors::MemberNotLearner());
-  raftpb::ConfChange change;
-  change.set_type(raftpb::CONF_PROMOTE_LEARNER);
-  change.set_node_id(request->id());
-  return Change(
-      context, std::move(change), internalpb::MemberRecord(),
-      [](const MemberRecords& members, const raftpb::ConfChange& c) { return MayPromoteMember(members, c.node_id()); },
-      response);
+  if (absl::Status st = CheckCallerIsAdmin(*member_, *context); !st.ok()) return FinishNow(context, st);
+  // Decided by the leader, as in etcd: only it knows whether the learner has caught up.
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  router_.PromoteLearner(
+      *request, [context] { return !context->IsCancelled(); },
+      [this, reactor, response](absl::StatusOr<etcdserverpb::MemberPromoteResponse> answer) {
+        if (answer.ok()) {
+          *response = std::move(*answer);
+          member_->FillHeader(response->mutable_header());
+          response->mutable_header()->set_revision(0);
+        }
+        reactor->Finish(ToGrpcStatus(answer.status()));
+      });
+  return reactor;
 }
 
 }  // namespace leasehold::server

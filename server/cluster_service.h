@@ -1,17 +1,20 @@
 // etcdserverpb.Cluster: the member list from the replicated member table, and membership changes
-// (add, remove, promote) proposed one at a time through the log. MemberUpdate (new peer URLs for a
-// member) is an ordinary entry: it does not change Raft's configuration. Also served on the peer
-// port, where a member joining with --initial-cluster-state existing looks up its id.
+// (add, remove, promote) proposed one at a time through the log; a promotion is decided by the
+// leader, to which a follower forwards it. MemberUpdate (new peer URLs for a member) is an ordinary
+// entry: it does not change Raft's configuration. Also served on the peer port, where a member
+// joining with --initial-cluster-state existing looks up its id.
 #pragma once
 
 #include "etcdserverpb/rpc.grpc.pb.h"
+#include "server/leader_router.h"
 #include "server/member.h"
 
 namespace leasehold::server {
 
 class ClusterService final : public etcdserverpb::Cluster::CallbackService {
  public:
-  explicit ClusterService(Member* member) : member_(member) {}
+  explicit ClusterService(Member* member)
+      : member_(member), router_(member, absl::Milliseconds(member->config().request_timeout_ms)) {}
   grpc::ServerUnaryReactor* MemberList(grpc::CallbackServerContext* context,
                                        const etcdserverpb::MemberListRequest* request,
                                        etcdserverpb::MemberListResponse* response) override;
@@ -40,6 +43,7 @@ class ClusterService final : public etcdserverpb::Cluster::CallbackService {
                                    Response* response);
 
   Member* member_;
+  LeaderRouter router_;  // promotions' way to the leader
 };
 
 }  // namespace leasehold::server

@@ -20,6 +20,9 @@ struct Routing {
   // with the answer, or in Wait.
   virtual void Attempt(LeaderRouter::State* state, uint64_t leader, std::unique_ptr<Routing> self) = 0;
   virtual void GiveUp(absl::Status error) = 0;
+  // Whether an error from an attempt is worth waiting out (the default: any, the lease calls'
+  // errors all mean "no member could answer").
+  virtual bool Retryable(const absl::Status& error) const { return true; }
 
   absl::Time give_up_at;
   std::function<bool()> wanted;
@@ -122,7 +125,7 @@ struct RoutingFor : Routing {
   auto AnswerOrWait(State* state, Self* self) {
     return [state, self](absl::StatusOr<Response> answer) {
       std::unique_ptr<Self> owned(self);
-      if (answer.ok()) return owned->done(std::move(answer));
+      if (answer.ok() || !owned->Retryable(answer.status())) return owned->done(std::move(answer));
       Wait(state, std::move(owned), answer.status());
     };
   }
@@ -165,6 +168,24 @@ struct TimeToLive final : RoutingFor<etcdserverpb::LeaseTimeToLiveResponse> {
   etcdserverpb::LeaseTimeToLiveRequest request;
 };
 
+struct Promote final : RoutingFor<etcdserverpb::MemberPromoteResponse> {
+  void Attempt(State* state, uint64_t leader, std::unique_ptr<Routing> self) override {
+    Member* member = state->member;
+    auto on_answer = AnswerOrWait(state, this);
+    self.release();  // owned by on_answer from here
+    if (member->IsLeader()) {
+      member->PromoteLearner(request, std::move(on_answer));
+    } else {
+      member->forwarder().PromoteLearner(leader, request, std::move(on_answer));
+    }
+  }
+  // The leader's refusals (not found, not a learner, not in sync, not enough started members) are
+  // final, as etcd's forwarding loop treats them; "no leader" and a lost leader are waited out.
+  bool Retryable(const absl::Status& error) const override { return absl::IsUnavailable(error); }
+
+  etcdserverpb::MemberPromoteRequest request;
+};
+
 }  // namespace
 
 LeaderRouter::LeaderRouter(Member* member, absl::Duration max_wait) : state_(std::make_shared<State>()) {
@@ -196,6 +217,16 @@ void LeaderRouter::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request
 void LeaderRouter::LeaseTimeToLive(const etcdserverpb::LeaseTimeToLiveRequest& request,
                                    std::function<bool()> wanted, TimeToLiveDone done) {
   auto routing = std::make_unique<TimeToLive>();
+  routing->give_up_at = absl::Now() + state_->max_wait;
+  routing->wanted = std::move(wanted);
+  routing->request = request;
+  routing->done = std::move(done);
+  Attempt(state_.get(), std::move(routing));
+}
+
+void LeaderRouter::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, std::function<bool()> wanted,
+                                  Member::PromoteDone done) {
+  auto routing = std::make_unique<Promote>();
   routing->give_up_at = absl::Now() + state_->max_wait;
   routing->wanted = std::move(wanted);
   routing->request = request;

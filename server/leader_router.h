@@ -1,7 +1,7 @@
-// LeaderRouter: takes the leader-only lease calls (keep-alive, time-to-live) to the member that can
-// answer them, waiting out a failover.
+// LeaderRouter: takes the leader-only calls (lease keep-alive and time-to-live, a learner's
+// promotion) to the member that can answer them, waiting out a failover.
 //
-// The leader answers (Member::RenewLease, Member::LeaseTimeToLive); any other member forwards to
+// The leader answers (Member::RenewLease, LeaseTimeToLive, PromoteLearner); any other member forwards to
 // the leader it knows. While no member can answer (no leader is known yet, the leader is not yet
 // sure of its leadership or has not yet taken over the leases, the forward reached a member that is
 // gone or no longer leads), the call waits and is tried again every 50 ms, for up to `max_wait`
@@ -14,8 +14,8 @@
 // still wanted, so calls waiting through a long loss of quorum cost next to no CPU; each keep-alive
 // stream bounds how many of its requests wait at once.
 //
-// Thread-safe. Must outlive every call's `done` (the lease service owns it, and gRPC finishes every
-// call before the service goes).
+// Thread-safe. Must outlive every call's `done` (the lease and cluster services own one each, and
+// gRPC finishes every call before the service goes).
 #pragma once
 
 #include <functional>
@@ -42,6 +42,9 @@ class LeaderRouter {
   using TimeToLiveDone = std::function<void(absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse>)>;
   void LeaseTimeToLive(const etcdserverpb::LeaseTimeToLiveRequest& request, std::function<bool()> wanted,
                        TimeToLiveDone done);
+  // etcd's MemberPromote: the leader's refusals are final; only "no leader" is waited out.
+  void PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, std::function<bool()> wanted,
+                      Member::PromoteDone done);
 
   struct State;
 

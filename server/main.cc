@@ -179,7 +179,7 @@ int Serve(const Flags& flags) {
                   }
                 });
   node_for_reports = &node;
-  LeaseForwarder forwarder([&transport](uint64_t id) { return transport.ChannelTo(id); }, request_timeout_ms);
+  LeaderForwarder forwarder([&transport](uint64_t id) { return transport.ChannelTo(id); }, request_timeout_ms);
 
   MemberConfig config;
   config.name = flags.name;

@@ -1,15 +1,17 @@
 #include "server/member.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "server/log.h"
 #include "server/lease_checkpointer.h"
+#include "server/reconfig_checks.h"
 #include "storage/etcd_errors.h"
 
 namespace leasehold::server {
 
 Member::Member(MemberConfig config, storage::Engine* engine, storage::StateMachine* state_machine,
-               Proposer* proposer, LeaseForwarder* forwarder, TokenStore* tokens)
+               Proposer* proposer, LeaderForwarder* forwarder, TokenStore* tokens)
     : config_(std::move(config)),
       engine_(engine),
       state_machine_(state_machine),
@@ -166,6 +168,44 @@ absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> Member::LeaseTimeToLive(
   }
   FillHeader(response.mutable_header());
   return response;
+}
+
+void Member::ProposeConfChange(raftpb::ConfChange change, internalpb::MemberRecord record,
+                               std::function<void(absl::Status)> done) {
+  record.set_id(change.node_id());
+  record.set_change_id(static_cast<uint64_t>(NextId()));
+  change.set_context(record.SerializeAsString());
+  proposer_->ProposeConfChange(std::move(change), std::move(done));
+}
+
+void Member::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, PromoteDone done) {
+  if (!IsLeader()) return done(errors::NoLeader());
+  const std::vector<internalpb::MemberRecord> members = state_machine_->members().List();
+  auto it = std::find_if(members.begin(), members.end(), [&](const auto& m) { return m.id() == request.id(); });
+  if (it == members.end()) return done(errors::MemberNotFound());
+  if (!it->is_learner()) return done(errors::MemberNotLearner());
+  if (absl::Status st = MayPromoteMember(members, request.id()); !st.ok()) return done(st);
+  raftpb::ConfChange change;
+  change.set_type(raftpb::CONF_PROMOTE_LEARNER);
+  change.set_node_id(request.id());
+  ProposeConfChange(std::move(change), internalpb::MemberRecord(), [this, done = std::move(done)](absl::Status st) {
+    if (!st.ok()) return done(st);
+    etcdserverpb::MemberPromoteResponse response;
+    ListMembers(response.mutable_members());
+    done(std::move(response));
+  });
+}
+
+void Member::ListMembers(google::protobuf::RepeatedPtrField<etcdserverpb::Member>* out) {
+  for (const internalpb::MemberRecord& record : state_machine_->members().List()) {
+    etcdserverpb::Member* member = out->Add();
+    member->set_id(record.id());
+    // A member that has not published yet shows no name and no client URLs, as in etcd.
+    member->set_name(record.name());
+    for (const auto& url : record.peer_urls()) member->add_peerurls(url);
+    for (const auto& url : record.client_urls()) member->add_clienturls(url);
+    member->set_islearner(record.is_learner());
+  }
 }
 
 }  // namespace leasehold::server

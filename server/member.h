@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "etcdserverpb/rpc.pb.h"
-#include "server/lease_forwarder.h"
+#include "server/leader_forwarder.h"
 #include "server/proposer.h"
 #include "server/token_store.h"
 #include "storage/engine.h"
@@ -57,14 +57,14 @@ class Member {
  public:
   // None of the pointers is owned.
   Member(MemberConfig config, storage::Engine* engine, storage::StateMachine* state_machine,
-         Proposer* proposer, LeaseForwarder* forwarder, TokenStore* tokens);
+         Proposer* proposer, LeaderForwarder* forwarder, TokenStore* tokens);
   ~Member();
 
   const MemberConfig& config() const { return config_; }
   storage::StateMachine& state_machine() { return *state_machine_; }
   storage::Engine& engine() { return *engine_; }
   Proposer& proposer() { return *proposer_; }
-  LeaseForwarder& forwarder() { return *forwarder_; }
+  LeaderForwarder& forwarder() { return *forwarder_; }
   TokenStore& tokens() { return *tokens_; }
 
   // The user a call's auth token names (etcd's v3 auth). "" while auth is disabled (any token is
@@ -84,6 +84,21 @@ class Member {
   void RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, RenewDone done);
   absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> LeaseTimeToLive(
       const etcdserverpb::LeaseTimeToLiveRequest& request);
+
+  // Proposes a membership change described by `record` (its id and change id are set here, and it
+  // travels as the change's context); `done` gets Proposer::ProposeConfChange's answer.
+  void ProposeConfChange(raftpb::ConfChange change, internalpb::MemberRecord record,
+                         std::function<void(absl::Status)> done);
+  // The leader's half of etcd's MemberPromote: only the leader knows whether the learner's log is
+  // in sync. Checks the member table (etcd's "member not found", "can only promote a learner
+  // member", strict reconfiguration) and proposes the promotion; the node loop refuses a learner
+  // more than 10% behind ("can only promote a learner member which is in sync with leader").
+  // "no leader" (Unavailable) unless this member leads. `done` gets the member list once applied
+  // here; the header is the caller's to fill.
+  using PromoteDone = std::function<void(absl::StatusOr<etcdserverpb::MemberPromoteResponse>)>;
+  void PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, PromoteDone done);
+  // The member table as etcd lists it.
+  void ListMembers(google::protobuf::RepeatedPtrField<etcdserverpb::Member>* out);
 
   // Sets cluster_id, member_id and raft_term; the revision too when the caller left it at 0.
   void FillHeader(etcdserverpb::ResponseHeader* header) const;
@@ -111,7 +126,7 @@ class Member {
   storage::Engine* engine_;
   storage::StateMachine* state_machine_;
   Proposer* proposer_;
-  LeaseForwarder* forwarder_;
+  LeaderForwarder* forwarder_;
   TokenStore* tokens_;
   std::unique_ptr<LeaseCheckpointer> checkpointer_;
   std::atomic<uint64_t> next_id_;

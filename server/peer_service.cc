@@ -103,4 +103,15 @@ grpc::ServerUnaryReactor* PeerService::LeaseTimeToLive(grpc::CallbackServerConte
   return FinishNow(context, answer.status());
 }
 
+grpc::ServerUnaryReactor* PeerService::MemberPromote(grpc::CallbackServerContext* context,
+                                                     const etcdserverpb::MemberPromoteRequest* request,
+                                                     etcdserverpb::MemberPromoteResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  member_->PromoteLearner(*request, [reactor, response](absl::StatusOr<etcdserverpb::MemberPromoteResponse> answer) {
+    if (answer.ok()) *response = std::move(*answer);
+    reactor->Finish(ToGrpcStatus(answer.status()));
+  });
+  return reactor;
+}
+
 }  // namespace leasehold::server

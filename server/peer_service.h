@@ -1,5 +1,5 @@
 // The peer port's RaftPeer service: Raft messages from other members go to the node loop; lease
-// calls forwarded by followers are answered only while this member surely leads.
+// calls and learner promotions forwarded by followers are answered only while this member leads.
 #pragma once
 
 #include "leasehold/peer.grpc.pb.h"
@@ -23,6 +23,9 @@ class PeerService final : public peerpb::RaftPeer::CallbackService {
   grpc::ServerUnaryReactor* LeaseTimeToLive(grpc::CallbackServerContext* context,
                                             const etcdserverpb::LeaseTimeToLiveRequest* request,
                                             etcdserverpb::LeaseTimeToLiveResponse* response) override;
+  grpc::ServerUnaryReactor* MemberPromote(grpc::CallbackServerContext* context,
+                                          const etcdserverpb::MemberPromoteRequest* request,
+                                          etcdserverpb::MemberPromoteResponse* response) override;
 
  private:
   Member* const member_;

@@ -1,7 +1,7 @@
-// LeaseForwarder: a follower's path to the leader for the lease calls only the leader can answer
-// (keep-alive and time-to-live), over the leader's peer port (RaftPeer.LeaseRenew and
-// RaftPeer.LeaseTimeToLive). Calls are asynchronous; a call that cannot reach a leader, or reaches
-// a member that no longer leads, completes with etcd's "no leader".
+// LeaderForwarder: a follower's path to the leader for the calls only the leader can answer (lease
+// keep-alive and time-to-live, a learner's promotion), over the leader's peer port
+// (RaftPeer.LeaseRenew, LeaseTimeToLive, MemberPromote). Calls are asynchronous; a call that cannot
+// reach a leader, or reaches a member that no longer leads, completes with etcd's "no leader".
 //
 // Thread-safe. Callbacks run on gRPC's threads and must not block.
 #pragma once
@@ -17,16 +17,20 @@
 
 namespace leasehold::server {
 
-class LeaseForwarder {
+class LeaderForwarder {
  public:
   // Returns a channel to member `id`'s peer port (null when unknown).
   using ChannelSource = std::function<std::shared_ptr<grpc::Channel>(uint64_t id)>;
-  LeaseForwarder(ChannelSource channels, int64_t timeout_ms) : channels_(std::move(channels)), timeout_ms_(timeout_ms) {}
+  LeaderForwarder(ChannelSource channels, int64_t timeout_ms) : channels_(std::move(channels)), timeout_ms_(timeout_ms) {}
 
   void Renew(uint64_t leader, const etcdserverpb::LeaseKeepAliveRequest& request,
              std::function<void(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse>)> done);
   void TimeToLive(uint64_t leader, const etcdserverpb::LeaseTimeToLiveRequest& request,
                   std::function<void(absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse>)> done);
+  // The leader's own refusal (e.g. etcd's "can only promote a learner member which is in sync with
+  // leader") arrives with its code and message.
+  void PromoteLearner(uint64_t leader, const etcdserverpb::MemberPromoteRequest& request,
+                      std::function<void(absl::StatusOr<etcdserverpb::MemberPromoteResponse>)> done);
 
  private:
   const ChannelSource channels_;

@@ -250,12 +250,17 @@ bool Raft::LeaseValid() const {
   for (const auto& [id, pr] : progress_) {
     if (pr.is_learner) continue;
     ++voters;
-    if (id == id_ ||
-        (pr.lease_ack_tick > 0 && now_ - pr.lease_ack_tick < static_cast<uint64_t>(election_ticks_))) {
-      ++fresh;
-    }
+    if (PeerActive(id)) ++fresh;
   }
   return IsVoter(id_) && fresh >= QuorumSize(voters);
+}
+
+bool Raft::PeerActive(uint64_t id) const {
+  if (role_ != Role::kLeader) return false;
+  if (id == id_) return true;
+  auto it = progress_.find(id);
+  return it != progress_.end() && it->second.lease_ack_tick > 0 &&
+         now_ - it->second.lease_ack_tick < static_cast<uint64_t>(election_ticks_);
 }
 
 bool Raft::SoleMemberLeader() const {

@@ -94,6 +94,9 @@ class Raft {
   // way. Assumes all nodes' ticks run at the same rate and that nodes did not restart within the
   // last election timeout.
   bool LeaseValid() const;
+  // On a leader: whether `id` is this node, or a peer that answered a heartbeat or append sent
+  // within the last election timeout (the freshness LeaseValid counts). False elsewhere.
+  bool PeerActive(uint64_t id) const;
   // True on a leader that is the only member (no other voter, no learner) and has committed an
   // entry of its term: nobody else can commit or apply anything, so its applied state answers a
   // linearizable read without a ReadIndex round.

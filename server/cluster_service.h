@@ -1,6 +1,6 @@
 // etcdserverpb.Cluster: the member list from the replicated member table, and membership changes
-// (add, remove, promote) proposed one at a time through the log; a promotion is decided by the
-// leader, to which a follower forwards it. MemberUpdate (new peer URLs for a member) is an ordinary
+// (add, remove, promote) proposed one at a time through the log, each decided by the leader, to
+// which a follower forwards it. MemberUpdate (new peer URLs for a member) is an ordinary
 // entry: it does not change Raft's configuration. Also served on the peer port, where a member
 // joining with --initial-cluster-state existing looks up its id.
 #pragma once
@@ -32,18 +32,15 @@ class ClusterService final : public etcdserverpb::Cluster::CallbackService {
                                           etcdserverpb::MemberPromoteResponse* response) override;
 
  private:
-  // After the caller's permission and `allowed` (etcd's strict reconfiguration check, given the
-  // member table: see reconfig_checks.h), proposes `change`; once applied, fills `members` and the
-  // header of `response` and finishes.
-  template <typename Response>
-  grpc::ServerUnaryReactor* Change(grpc::CallbackServerContext* context, raftpb::ConfChange change,
-                                   internalpb::MemberRecord record,
-                                   absl::Status (*allowed)(const std::vector<internalpb::MemberRecord>&,
-                                                           const raftpb::ConfChange&),
-                                   Response* response);
+  // After the caller's permission, takes a membership change to the leader, which decides it
+  // (Member::AddMember and the like); fills the header of the leader's answer and finishes.
+  template <typename Request, typename Response>
+  grpc::ServerUnaryReactor* RouteToLeader(
+      grpc::CallbackServerContext* context, const Request& request, Response* response,
+      void (LeaderRouter::*route)(const Request&, std::function<bool()>, Member::ChangeDone<Response>));
 
   Member* member_;
-  LeaderRouter router_;  // promotions' way to the leader
+  LeaderRouter router_;  // membership changes' way to the leader
 };
 
 }  // namespace leasehold::server

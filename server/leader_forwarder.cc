@@ -1,5 +1,6 @@
 #include "server/leader_forwarder.h"
 
+#include "absl/strings/match.h"
 #include "leasehold/peer.grpc.pb.h"
 #include "storage/etcd_errors.h"
 
@@ -23,17 +24,14 @@ absl::Status LeaseCallError(const grpc::Status& status) {
   return errors::NoLeader();
 }
 
-// A promotion's errors: the leader's refusals keep their code and message; the transport's own
-// (unreachable, timed out, cancelled) and "no leader" are "no leader".
-absl::Status PromoteError(const grpc::Status& status) {
-  switch (status.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-    case grpc::StatusCode::CANCELLED:
-      return errors::NoLeader();
-    default:
-      return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+// A membership change's errors: the leader's own answers (etcd's "etcdserver: ..." messages, some
+// with code Unavailable, like "unhealthy cluster") keep their code and message; the transport's
+// (unreachable, timed out, cancelled) are "no leader".
+absl::Status MembershipError(const grpc::Status& status) {
+  if (absl::StartsWith(status.error_message(), "etcdserver: ")) {
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
+  return errors::NoLeader();
 }
 
 template <typename Request, typename Response, typename Start>
@@ -78,9 +76,25 @@ void LeaderForwarder::TimeToLive(uint64_t leader, const etcdserverpb::LeaseTimeT
           });
 }
 
+void LeaderForwarder::AddMember(uint64_t leader, const etcdserverpb::MemberAddRequest& request,
+                                std::function<void(absl::StatusOr<etcdserverpb::MemberAddResponse>)> done) {
+  Forward(channels_, timeout_ms_, leader, request, std::move(done), MembershipError,
+          [](peerpb::RaftPeer::Stub* stub, grpc::ClientContext* context, const auto* req, auto* resp, auto cb) {
+            stub->async()->MemberAdd(context, req, resp, std::move(cb));
+          });
+}
+
+void LeaderForwarder::RemoveMember(uint64_t leader, const etcdserverpb::MemberRemoveRequest& request,
+                                   std::function<void(absl::StatusOr<etcdserverpb::MemberRemoveResponse>)> done) {
+  Forward(channels_, timeout_ms_, leader, request, std::move(done), MembershipError,
+          [](peerpb::RaftPeer::Stub* stub, grpc::ClientContext* context, const auto* req, auto* resp, auto cb) {
+            stub->async()->MemberRemove(context, req, resp, std::move(cb));
+          });
+}
+
 void LeaderForwarder::PromoteLearner(uint64_t leader, const etcdserverpb::MemberPromoteRequest& request,
                                      std::function<void(absl::StatusOr<etcdserverpb::MemberPromoteResponse>)> done) {
-  Forward(channels_, timeout_ms_, leader, request, std::move(done), PromoteError,
+  Forward(channels_, timeout_ms_, leader, request, std::move(done), MembershipError,
           [](peerpb::RaftPeer::Stub* stub, grpc::ClientContext* context, const auto* req, auto* resp, auto cb) {
             stub->async()->MemberPromote(context, req, resp, std::move(cb));
           });

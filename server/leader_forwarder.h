@@ -1,6 +1,6 @@
 // LeaderForwarder: a follower's path to the leader for the calls only the leader can answer (lease
-// keep-alive and time-to-live, a learner's promotion), over the leader's peer port
-// (RaftPeer.LeaseRenew, LeaseTimeToLive, MemberPromote). Calls are asynchronous; a call that cannot
+// keep-alive and time-to-live, membership changes), over the leader's peer port (RaftPeer.LeaseRenew,
+// LeaseTimeToLive, MemberAdd, MemberRemove, MemberPromote). Calls are asynchronous; a call that cannot
 // reach a leader, or reaches a member that no longer leads, completes with etcd's "no leader".
 //
 // Thread-safe. Callbacks run on gRPC's threads and must not block.
@@ -27,8 +27,12 @@ class LeaderForwarder {
              std::function<void(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse>)> done);
   void TimeToLive(uint64_t leader, const etcdserverpb::LeaseTimeToLiveRequest& request,
                   std::function<void(absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse>)> done);
-  // The leader's own refusal (e.g. etcd's "can only promote a learner member which is in sync with
-  // leader") arrives with its code and message.
+  // Membership changes. The leader's own refusal (e.g. etcd's "unhealthy cluster") arrives with its
+  // code and message.
+  void AddMember(uint64_t leader, const etcdserverpb::MemberAddRequest& request,
+                 std::function<void(absl::StatusOr<etcdserverpb::MemberAddResponse>)> done);
+  void RemoveMember(uint64_t leader, const etcdserverpb::MemberRemoveRequest& request,
+                    std::function<void(absl::StatusOr<etcdserverpb::MemberRemoveResponse>)> done);
   void PromoteLearner(uint64_t leader, const etcdserverpb::MemberPromoteRequest& request,
                       std::function<void(absl::StatusOr<etcdserverpb::MemberPromoteResponse>)> done);
 

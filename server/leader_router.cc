@@ -168,23 +168,49 @@ struct TimeToLive final : RoutingFor<etcdserverpb::LeaseTimeToLiveResponse> {
   etcdserverpb::LeaseTimeToLiveRequest request;
 };
 
-struct Promote final : RoutingFor<etcdserverpb::MemberPromoteResponse> {
+// A membership change, decided by the leader (Member::AddMember and the like), to which any other
+// member forwards it.
+template <typename Request, typename Response>
+struct MembershipChange final : RoutingFor<Response> {
+  using Done = std::function<void(absl::StatusOr<Response>)>;
+  using OnLeader = void (Member::*)(const Request&, Done);
+  using Forward = void (LeaderForwarder::*)(uint64_t, const Request&, Done);
+
+  MembershipChange(OnLeader on_leader, Forward forward) : on_leader(on_leader), forward(forward) {}
+
   void Attempt(State* state, uint64_t leader, std::unique_ptr<Routing> self) override {
     Member* member = state->member;
-    auto on_answer = AnswerOrWait(state, this);
+    auto on_answer = this->AnswerOrWait(state, this);
     self.release();  // owned by on_answer from here
     if (member->IsLeader()) {
-      member->PromoteLearner(request, std::move(on_answer));
+      (member->*on_leader)(request, std::move(on_answer));
     } else {
-      member->forwarder().PromoteLearner(leader, request, std::move(on_answer));
+      (member->forwarder().*forward)(leader, request, std::move(on_answer));
     }
   }
-  // The leader's refusals (not found, not a learner, not in sync, not enough started members) are
-  // final, as etcd's forwarding loop treats them; "no leader" and a lost leader are waited out.
-  bool Retryable(const absl::Status& error) const override { return absl::IsUnavailable(error); }
+  // Only "no leader" (none known, or the forward found no member leading) is waited out. The
+  // leader's refusals are final, "unhealthy cluster" (Unavailable too) included, and so is a change
+  // whose outcome is unknown ("leader changed", "request timed out").
+  bool Retryable(const absl::Status& error) const override { return error == errors::NoLeader(); }
 
-  etcdserverpb::MemberPromoteRequest request;
+  const OnLeader on_leader;
+  const Forward forward;
+  Request request;
 };
+
+template <typename Request, typename Response>
+void RouteChange(State* state, const Request& request, std::function<bool()> wanted,
+                 std::function<void(absl::StatusOr<Response>)> done,
+                 void (Member::*on_leader)(const Request&, std::function<void(absl::StatusOr<Response>)>),
+                 void (LeaderForwarder::*forward)(uint64_t, const Request&,
+                                                  std::function<void(absl::StatusOr<Response>)>)) {
+  auto routing = std::make_unique<MembershipChange<Request, Response>>(on_leader, forward);
+  routing->give_up_at = absl::Now() + state->max_wait;
+  routing->wanted = std::move(wanted);
+  routing->request = request;
+  routing->done = std::move(done);
+  Attempt(state, std::move(routing));
+}
 
 }  // namespace
 
@@ -224,14 +250,22 @@ void LeaderRouter::LeaseTimeToLive(const etcdserverpb::LeaseTimeToLiveRequest& r
   Attempt(state_.get(), std::move(routing));
 }
 
+void LeaderRouter::AddMember(const etcdserverpb::MemberAddRequest& request, std::function<bool()> wanted,
+                             Member::ChangeDone<etcdserverpb::MemberAddResponse> done) {
+  RouteChange(state_.get(), request, std::move(wanted), std::move(done), &Member::AddMember,
+              &LeaderForwarder::AddMember);
+}
+
+void LeaderRouter::RemoveMember(const etcdserverpb::MemberRemoveRequest& request, std::function<bool()> wanted,
+                                Member::ChangeDone<etcdserverpb::MemberRemoveResponse> done) {
+  RouteChange(state_.get(), request, std::move(wanted), std::move(done), &Member::RemoveMember,
+              &LeaderForwarder::RemoveMember);
+}
+
 void LeaderRouter::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, std::function<bool()> wanted,
-                                  Member::PromoteDone done) {
-  auto routing = std::make_unique<Promote>();
-  routing->give_up_at = absl::Now() + state_->max_wait;
-  routing->wanted = std::move(wanted);
-  routing->request = request;
-  routing->done = std::move(done);
-  Attempt(state_.get(), std::move(routing));
+                                  Member::ChangeDone<etcdserverpb::MemberPromoteResponse> done) {
+  RouteChange(state_.get(), request, std::move(wanted), std::move(done), &Member::PromoteLearner,
+              &LeaderForwarder::PromoteLearner);
 }
 
 }  // namespace leasehold::server

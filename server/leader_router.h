@@ -1,10 +1,10 @@
-// LeaderRouter: takes the leader-only calls (lease keep-alive and time-to-live, a learner's
-// promotion) to the member that can answer them, waiting out a failover.
+// LeaderRouter: takes the leader-only calls (lease keep-alive and time-to-live, membership
+// changes) to the member that can answer them, waiting out a failover.
 //
-// The leader answers (Member::RenewLease, LeaseTimeToLive, PromoteLearner); any other member forwards to
-// the leader it knows. While no member can answer (no leader is known yet, the leader is not yet
-// sure of its leadership or has not yet taken over the leases, the forward reached a member that is
-// gone or no longer leads), the call waits and is tried again every 50 ms, for up to `max_wait`
+// The leader answers (Member::RenewLease, LeaseTimeToLive, AddMember, ...); any other member
+// forwards to the leader it knows. While no member can answer (no leader is known yet, the leader
+// is not yet sure of its leadership or has not yet taken over the leases, the forward reached a
+// member that is gone or no longer leads), the call waits and is tried again every 50 ms, for up to `max_wait`
 // (etcd's request timeout), as etcd's LeaseRenew and LeaseTimeToLive wait for a leader. A
 // keep-alive that arrives during an election is thus answered as soon as the new leader can renew,
 // rather than dropped, leaving the lease to the client's next attempt, which may come too late for
@@ -42,9 +42,15 @@ class LeaderRouter {
   using TimeToLiveDone = std::function<void(absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse>)>;
   void LeaseTimeToLive(const etcdserverpb::LeaseTimeToLiveRequest& request, std::function<bool()> wanted,
                        TimeToLiveDone done);
-  // etcd's MemberPromote: the leader's refusals are final; only "no leader" is waited out.
+  // etcd's membership changes, decided by the leader: only "no leader" is waited out. (A forward
+  // whose connection broke counts as "no leader" and is tried again; should the change have been
+  // applied, the member table's checks refuse the repeat.)
+  void AddMember(const etcdserverpb::MemberAddRequest& request, std::function<bool()> wanted,
+                 Member::ChangeDone<etcdserverpb::MemberAddResponse> done);
+  void RemoveMember(const etcdserverpb::MemberRemoveRequest& request, std::function<bool()> wanted,
+                    Member::ChangeDone<etcdserverpb::MemberRemoveResponse> done);
   void PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, std::function<bool()> wanted,
-                      Member::PromoteDone done);
+                      Member::ChangeDone<etcdserverpb::MemberPromoteResponse> done);
 
   struct State;
 

@@ -170,15 +170,65 @@ absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> Member::LeaseTimeToLive(
   return response;
 }
 
-void Member::ProposeConfChange(raftpb::ConfChange change, internalpb::MemberRecord record,
-                               std::function<void(absl::Status)> done) {
+template <typename Response>
+void Member::ProposeMembership(raftpb::ConfChange change, internalpb::MemberRecord record, Response response,
+                               ChangeDone<Response> done) {
   record.set_id(change.node_id());
   record.set_change_id(static_cast<uint64_t>(NextId()));
   change.set_context(record.SerializeAsString());
-  proposer_->ProposeConfChange(std::move(change), std::move(done));
+  proposer_->ProposeConfChange(std::move(change), [this, response = std::move(response),
+                                                   done = std::move(done)](absl::Status st) mutable {
+    if (!st.ok()) return done(st);
+    ListMembers(response.mutable_members());
+    done(std::move(response));
+  });
 }
 
-void Member::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, PromoteDone done) {
+void Member::AddMember(const etcdserverpb::MemberAddRequest& request,
+                       ChangeDone<etcdserverpb::MemberAddResponse> done) {
+  if (!IsLeader()) return done(errors::NoLeader());
+  const std::vector<internalpb::MemberRecord> members = state_machine_->members().List();
+  for (const auto& existing : members) {
+    for (const auto& url : existing.peer_urls()) {
+      if (std::find(request.peerurls().begin(), request.peerurls().end(), url) != request.peerurls().end()) {
+        return done(errors::PeerUrlExists());
+      }
+    }
+  }
+  if (absl::Status st = MayAddMember(members, request.islearner()); !st.ok()) return done(st);
+  internalpb::MemberRecord record;
+  *record.mutable_peer_urls() = request.peerurls();
+  record.set_is_learner(request.islearner());
+  raftpb::ConfChange change;
+  change.set_type(request.islearner() ? raftpb::CONF_ADD_LEARNER : raftpb::CONF_ADD_VOTER);
+  // A fresh id, distinct from every earlier member's even for reused URLs; the new member learns it
+  // from the cluster when it joins.
+  change.set_node_id(static_cast<uint64_t>(NextId()) | (1ULL << 63));
+  etcdserverpb::MemberAddResponse response;
+  etcdserverpb::Member* added = response.mutable_member();
+  added->set_id(change.node_id());
+  *added->mutable_peerurls() = request.peerurls();
+  added->set_islearner(request.islearner());
+  ProposeMembership(std::move(change), std::move(record), std::move(response), std::move(done));
+}
+
+void Member::RemoveMember(const etcdserverpb::MemberRemoveRequest& request,
+                          ChangeDone<etcdserverpb::MemberRemoveResponse> done) {
+  if (!IsLeader()) return done(errors::NoLeader());
+  const std::vector<internalpb::MemberRecord> members = state_machine_->members().List();
+  if (std::none_of(members.begin(), members.end(), [&](const auto& m) { return m.id() == request.id(); })) {
+    return done(errors::MemberNotFound());
+  }
+  if (absl::Status st = MayRemoveMember(members, request.id()); !st.ok()) return done(st);
+  raftpb::ConfChange change;
+  change.set_type(raftpb::CONF_REMOVE_NODE);
+  change.set_node_id(request.id());
+  ProposeMembership(std::move(change), internalpb::MemberRecord(), etcdserverpb::MemberRemoveResponse(),
+                    std::move(done));
+}
+
+void Member::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request,
+                            ChangeDone<etcdserverpb::MemberPromoteResponse> done) {
   if (!IsLeader()) return done(errors::NoLeader());
   const std::vector<internalpb::MemberRecord> members = state_machine_->members().List();
   auto it = std::find_if(members.begin(), members.end(), [&](const auto& m) { return m.id() == request.id(); });
@@ -188,12 +238,8 @@ void Member::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, P
   raftpb::ConfChange change;
   change.set_type(raftpb::CONF_PROMOTE_LEARNER);
   change.set_node_id(request.id());
-  ProposeConfChange(std::move(change), internalpb::MemberRecord(), [this, done = std::move(done)](absl::Status st) {
-    if (!st.ok()) return done(st);
-    etcdserverpb::MemberPromoteResponse response;
-    ListMembers(response.mutable_members());
-    done(std::move(response));
-  });
+  ProposeMembership(std::move(change), internalpb::MemberRecord(), etcdserverpb::MemberPromoteResponse(),
+                    std::move(done));
 }
 
 void Member::ListMembers(google::protobuf::RepeatedPtrField<etcdserverpb::Member>* out) {

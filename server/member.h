@@ -85,18 +85,20 @@ class Member {
   absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> LeaseTimeToLive(
       const etcdserverpb::LeaseTimeToLiveRequest& request);
 
-  // Proposes a membership change described by `record` (its id and change id are set here, and it
-  // travels as the change's context); `done` gets Proposer::ProposeConfChange's answer.
-  void ProposeConfChange(raftpb::ConfChange change, internalpb::MemberRecord record,
-                         std::function<void(absl::Status)> done);
-  // The leader's half of etcd's MemberPromote: only the leader knows whether the learner's log is
-  // in sync. Checks the member table (etcd's "member not found", "can only promote a learner
-  // member", strict reconfiguration) and proposes the promotion; the node loop refuses a learner
-  // more than 10% behind ("can only promote a learner member which is in sync with leader").
-  // "no leader" (Unavailable) unless this member leads. `done` gets the member list once applied
+  // The leader's half of etcd's membership changes; a follower forwards them here, since only the
+  // leader knows which voters it hears from and how far a learner has caught up. Each checks the
+  // member table (etcd's "member not found", "Peer URLs already exists", "can only promote a learner
+  // member", and the strict reconfiguration checks of reconfig_checks.h) and proposes the change;
+  // the node loop adds the leader's own checks (connectivity, a learner in sync). "no leader"
+  // (Unavailable) unless this member leads. `done` gets the member list once the change is applied
   // here; the header is the caller's to fill.
-  using PromoteDone = std::function<void(absl::StatusOr<etcdserverpb::MemberPromoteResponse>)>;
-  void PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, PromoteDone done);
+  template <typename Response>
+  using ChangeDone = std::function<void(absl::StatusOr<Response>)>;
+  void AddMember(const etcdserverpb::MemberAddRequest& request, ChangeDone<etcdserverpb::MemberAddResponse> done);
+  void RemoveMember(const etcdserverpb::MemberRemoveRequest& request,
+                    ChangeDone<etcdserverpb::MemberRemoveResponse> done);
+  void PromoteLearner(const etcdserverpb::MemberPromoteRequest& request,
+                      ChangeDone<etcdserverpb::MemberPromoteResponse> done);
   // The member table as etcd lists it.
   void ListMembers(google::protobuf::RepeatedPtrField<etcdserverpb::Member>* out);
 
@@ -122,6 +124,12 @@ class Member {
   static int64_t NowUnixMs();
 
  private:
+  // Proposes `change`, with `record` (given its id and a change id) as its context; once applied
+  // here, `done` gets a `Response` with the member list.
+  template <typename Response>
+  void ProposeMembership(raftpb::ConfChange change, internalpb::MemberRecord record, Response response,
+                         ChangeDone<Response> done);
+
   MemberConfig config_;
   storage::Engine* engine_;
   storage::StateMachine* state_machine_;

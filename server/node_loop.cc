@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/log.h"
+#include "server/reconfig_checks.h"
 #include "storage/etcd_errors.h"
 
 namespace leasehold::server {
@@ -300,6 +301,24 @@ absl::Status NodeLoop::LearnerInSync(const raftpb::ConfChange& change) const {
   return absl::OkStatus();
 }
 
+absl::Status NodeLoop::ConnectivityAllows(const raftpb::ConfChange& change) const {
+  const raft::Raft& raft = node_->raft();
+  if (raft.lead() != options_.id) return absl::OkStatus();
+  VoterHealth health;
+  for (const auto& [id, progress] : raft.progress()) {
+    if (progress.is_learner) continue;
+    ++health.voters;
+    if (raft.PeerActive(id)) ++health.active;
+  }
+  if (change.type() == raftpb::CONF_ADD_VOTER) return HealthAllowsAddingVoter(health);
+  if (change.type() != raftpb::CONF_REMOVE_NODE) return absl::OkStatus();
+  auto removed = raft.progress().find(change.node_id());
+  if (removed == raft.progress().end() || removed->second.is_learner || !raft.PeerActive(change.node_id())) {
+    return absl::OkStatus();
+  }
+  return HealthAllowsRemovingActiveVoter(health);
+}
+
 void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
   for (const raftpb::Message& m : inbox.messages) {
     // Errors here are messages the node refuses (stale, malformed): nothing to answer.
@@ -347,8 +366,10 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     }
   }
   for (auto& c : inbox.conf_changes) {
-    if (absl::Status ready = LearnerInSync(c.change); !ready.ok()) {
-      failed.status_completions.emplace_back(std::move(c.done), ready);
+    absl::Status allowed = LearnerInSync(c.change);
+    if (allowed.ok()) allowed = ConnectivityAllows(c.change);
+    if (!allowed.ok()) {
+      failed.status_completions.emplace_back(std::move(c.done), allowed);
       continue;
     }
     absl::Status st = node_->ProposeConfChange(c.change);

@@ -180,6 +180,10 @@ class NodeLoop : public Proposer {
   // etcd's does (a learner promoted while far behind can cost the cluster its quorum). Elsewhere
   // the member table's checks stand (reconfig_checks.h).
   absl::Status LearnerInSync(const raftpb::ConfChange& change) const;
+  // On the leader, etcd's connectivity checks (reconfig_checks.h) from the voters it heard from
+  // within the last election timeout: no voter added while one is silent, no active voter removed
+  // when the active ones left would be no majority.
+  absl::Status ConnectivityAllows(const raftpb::ConfChange& change) const;
   void ProcessReady(int64_t now_ms);
   void ApplyCommitted(const std::vector<raftpb::Entry>& entries, AppliedGroup* group);
   void OnSoftState(const raft::SoftState& soft);

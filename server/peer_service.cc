@@ -72,6 +72,19 @@ class SnapshotReactor final : public grpc::ServerReadReactor<peerpb::SnapshotChu
   std::string data_;
 };
 
+// A membership change a follower forwarded: decided here, if this member leads.
+template <typename Request, typename Response>
+grpc::ServerUnaryReactor* DecideChange(grpc::CallbackServerContext* context, const Request& request,
+                                       Response* response, Member* member,
+                                       void (Member::*decide)(const Request&, Member::ChangeDone<Response>)) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  (member->*decide)(request, [reactor, response](absl::StatusOr<Response> answer) {
+    if (answer.ok()) *response = std::move(*answer);
+    reactor->Finish(ToGrpcStatus(answer.status()));
+  });
+  return reactor;
+}
+
 }  // namespace
 
 grpc::ServerReadReactor<peerpb::SnapshotChunk>* PeerService::SendSnapshot(grpc::CallbackServerContext* context,
@@ -103,15 +116,22 @@ grpc::ServerUnaryReactor* PeerService::LeaseTimeToLive(grpc::CallbackServerConte
   return FinishNow(context, answer.status());
 }
 
+grpc::ServerUnaryReactor* PeerService::MemberAdd(grpc::CallbackServerContext* context,
+                                                 const etcdserverpb::MemberAddRequest* request,
+                                                 etcdserverpb::MemberAddResponse* response) {
+  return DecideChange(context, *request, response, member_, &Member::AddMember);
+}
+
+grpc::ServerUnaryReactor* PeerService::MemberRemove(grpc::CallbackServerContext* context,
+                                                    const etcdserverpb::MemberRemoveRequest* request,
+                                                    etcdserverpb::MemberRemoveResponse* response) {
+  return DecideChange(context, *request, response, member_, &Member::RemoveMember);
+}
+
 grpc::ServerUnaryReactor* PeerService::MemberPromote(grpc::CallbackServerContext* context,
                                                      const etcdserverpb::MemberPromoteRequest* request,
                                                      etcdserverpb::MemberPromoteResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  member_->PromoteLearner(*request, [reactor, response](absl::StatusOr<etcdserverpb::MemberPromoteResponse> answer) {
-    if (answer.ok()) *response = std::move(*answer);
-    reactor->Finish(ToGrpcStatus(answer.status()));
-  });
-  return reactor;
+  return DecideChange(context, *request, response, member_, &Member::PromoteLearner);
 }
 
 }  // namespace leasehold::server

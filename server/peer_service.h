@@ -1,5 +1,5 @@
 // The peer port's RaftPeer service: Raft messages from other members go to the node loop; lease
-// calls and learner promotions forwarded by followers are answered only while this member leads.
+// calls and membership changes forwarded by followers are answered only while this member leads.
 #pragma once
 
 #include "leasehold/peer.grpc.pb.h"
@@ -23,6 +23,12 @@ class PeerService final : public peerpb::RaftPeer::CallbackService {
   grpc::ServerUnaryReactor* LeaseTimeToLive(grpc::CallbackServerContext* context,
                                             const etcdserverpb::LeaseTimeToLiveRequest* request,
                                             etcdserverpb::LeaseTimeToLiveResponse* response) override;
+  grpc::ServerUnaryReactor* MemberAdd(grpc::CallbackServerContext* context,
+                                      const etcdserverpb::MemberAddRequest* request,
+                                      etcdserverpb::MemberAddResponse* response) override;
+  grpc::ServerUnaryReactor* MemberRemove(grpc::CallbackServerContext* context,
+                                         const etcdserverpb::MemberRemoveRequest* request,
+                                         etcdserverpb::MemberRemoveResponse* response) override;
   grpc::ServerUnaryReactor* MemberPromote(grpc::CallbackServerContext* context,
                                           const etcdserverpb::MemberPromoteRequest* request,
                                           etcdserverpb::MemberPromoteResponse* response) override;

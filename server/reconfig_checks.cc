@@ -58,4 +58,13 @@ absl::Status MayPromoteMember(const MemberRecords& members, uint64_t id) {
   return StartedMajority(c) ? absl::OkStatus() : errors::NotEnoughStartedMembers();
 }
 
+absl::Status HealthAllowsAddingVoter(VoterHealth health) {
+  return health.active == health.voters ? absl::OkStatus() : errors::Unhealthy();
+}
+
+absl::Status HealthAllowsRemovingActiveVoter(VoterHealth health) {
+  const int voters_left = health.voters - 1;
+  return health.active - 1 >= voters_left / 2 + 1 ? absl::OkStatus() : errors::Unhealthy();
+}
+
 }  // namespace leasehold::server

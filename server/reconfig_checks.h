@@ -27,4 +27,18 @@ absl::Status MayRemoveMember(const MemberRecords& members, uint64_t id);
 // majority. A learner that never started cannot be in sync with the leader.
 absl::Status MayPromoteMember(const MemberRecords& members, uint64_t id);
 
+// etcd's connectivity checks, made by the leader from the voters it has heard from lately
+// (Raft's leader lease freshness: within the last election timeout), itself included. etcd
+// judges from its transport's streams, which every member keeps to every other.
+struct VoterHealth {
+  int voters = 0;
+  int active = 0;
+};
+// MemberAdd of a voter: every voter must be active ("etcdserver: unhealthy cluster" otherwise), so
+// the quorum does not come to rest on the new, not yet running voter.
+absl::Status HealthAllowsAddingVoter(VoterHealth health);
+// MemberRemove of an active voter: the active voters left must be a majority of the voters left.
+// (A voter not heard from lately may always go: it is not part of the working quorum.)
+absl::Status HealthAllowsRemovingActiveVoter(VoterHealth health);
+
 }  // namespace leasehold::server

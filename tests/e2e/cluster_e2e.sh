@@ -145,9 +145,21 @@ OUT=$(timeout 60 etcdctl --endpoints="$(all_eps)" defrag 2>&1)
 check "defrag on every member" 3 "$(grep -c '^Finished defragmenting etcd member\[127.0.0.1:[0-9]*\]$' <<<"$OUT")"
 check "writes after defrag" "OK" "$(ctl_at "$T" put after/defrag 1)"
 
-# Quorum lost: the lone member refuses writes and linearizable reads, serves serializable ones.
+# One member down: membership changes that would leave the quorum on the live members alone are
+# refused ("unhealthy cluster", etcd's connectivity check), decided by the leader though asked of a
+# follower.
 L=$(leader_index); F=$(( L % 3 + 1 )); G=$(( F % 3 + 1 ))
-member_stop "$F" TERM; member_stop "$G" TERM
+FID=$(member_hex "$F")
+member_stop "$G" TERM
+sleep 1.5  # past an election timeout: the leader no longer counts G as active
+run_ctl_at "$F" member remove "$FID"
+check "one member down: removing a live one is refused" "Error: etcdserver: unhealthy cluster" "$ERR"
+run_ctl_at "$F" member add m5 --peer-urls="http://127.0.0.1:$(free_port)"
+check "one member down: adding a voter is refused" "Error: etcdserver: unhealthy cluster" "$ERR"
+check "three members still" 3 "$(ctl_at "$L" member list | wc -l)"
+
+# Quorum lost: the lone member refuses writes and linearizable reads, serves serializable ones.
+member_stop "$F" TERM
 sleep 3
 run_ctl_at "$L" put lonely 1
 check "no quorum: put fails" 1 "$RC"

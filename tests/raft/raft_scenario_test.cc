@@ -220,6 +220,24 @@ TEST(CheckQuorumTest, IsolatedLeaderStepsDownAndLeaseExpires) {
   EXPECT_EQ(c.raft(1).role(), Role::kFollower);
 }
 
+TEST(CheckQuorumTest, ThePeersALeaderHeardFromLatelyAreActive) {
+  Cluster c({1, 2, 3});
+  c.Elect(1);
+  c.TickAll(2);
+  EXPECT_TRUE(c.raft(1).PeerActive(1));
+  EXPECT_TRUE(c.raft(1).PeerActive(2));
+  EXPECT_TRUE(c.raft(1).PeerActive(3));
+  EXPECT_FALSE(c.raft(2).PeerActive(1));  // only a leader hears from everyone
+  c.Isolate(3);
+  c.Tick(1, 10);  // an election timeout without an answer from 3
+  EXPECT_TRUE(c.raft(1).PeerActive(2));
+  EXPECT_FALSE(c.raft(1).PeerActive(3));
+  EXPECT_FALSE(c.raft(1).PeerActive(4));  // not a member
+  c.Heal();
+  c.TickAll(2);
+  EXPECT_TRUE(c.raft(1).PeerActive(3));
+}
+
 TEST(CheckQuorumTest, NoLeaseWithoutCheckQuorumOrDuringTransfer) {
   Cluster plain({1, 2, 3});
   plain.Elect(1);

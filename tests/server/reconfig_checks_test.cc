@@ -68,5 +68,28 @@ TEST(ReconfigChecksTest, PromotionKeepsAStartedMajority) {
   EXPECT_TRUE(MayPromoteMember({Voter(1), Voter(2), Voter(3, false), Learner(4, true)}, 4).ok());
 }
 
+constexpr const char* kUnhealthy = "etcdserver: unhealthy cluster";
+
+TEST(ReconfigChecksTest, AVoterIsAddedOnlyWhileEveryVoterIsActive) {
+  EXPECT_TRUE(HealthAllowsAddingVoter({.voters = 1, .active = 1}).ok());
+  EXPECT_TRUE(HealthAllowsAddingVoter({.voters = 3, .active = 3}).ok());
+  absl::Status st = HealthAllowsAddingVoter({.voters = 3, .active = 2});
+  EXPECT_TRUE(absl::IsUnavailable(st)) << st;
+  EXPECT_EQ(st.message(), kUnhealthy);
+}
+
+TEST(ReconfigChecksTest, AnActiveVoterIsRemovedOnlyWhileTheActiveOnesLeftAreAMajority) {
+  // Three voters, all active: one may go (two active of two left).
+  EXPECT_TRUE(HealthAllowsRemovingActiveVoter({.voters = 3, .active = 3}).ok());
+  // One down: removing a live one would leave one active of two, no quorum.
+  EXPECT_EQ(HealthAllowsRemovingActiveVoter({.voters = 3, .active = 2}).message(), kUnhealthy);
+  // Five voters, one down: three active of four left is a majority.
+  EXPECT_TRUE(HealthAllowsRemovingActiveVoter({.voters = 5, .active = 4}).ok());
+  // Two down: two active of four left is not.
+  EXPECT_EQ(HealthAllowsRemovingActiveVoter({.voters = 5, .active = 3}).message(), kUnhealthy);
+  // Two voters, both active: one active of one left.
+  EXPECT_TRUE(HealthAllowsRemovingActiveVoter({.voters = 2, .active = 2}).ok());
+}
+
 }  // namespace
 }  // namespace leasehold::server

@@ -48,11 +48,19 @@ grpc::ServerUnaryReactor* ClusterService::RouteToLeader(
   (router_.*route)(
       request, [context] { return !context->IsCancelled(); },
       [this, reactor, response](absl::StatusOr<Response> answer) {
-        if (answer.ok()) {
-          *response = std::move(*answer);
+        if (!answer.ok()) return reactor->Finish(ToGrpcStatus(answer.status()));
+        *response = std::move(*answer);
+        // The leader has applied the change; once this member has too, a member list asked of it
+        // next shows it, as with etcd, where the member asked waits for its own apply. Should that
+        // fail (this member is cut off, or removed), the leader's list stands.
+        member_->proposer().ReadBarrier([this, reactor, response](absl::Status applied) {
+          if (applied.ok()) {
+            response->clear_members();
+            member_->ListMembers(response->mutable_members());
+          }
           FillMembersHeader(member_, response);
-        }
-        reactor->Finish(ToGrpcStatus(answer.status()));
+          reactor->Finish(grpc::Status::OK);
+        });
       });
   return reactor;
 }

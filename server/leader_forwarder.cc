@@ -18,26 +18,30 @@ struct Call {
 };
 
 // The lease calls' errors: "not found" is the leader's answer; anything else means the member is
-// unreachable or no longer leads, which to the client is "no leader" right now.
-absl::Status LeaseCallError(const grpc::Status& status) {
+// unreachable or no longer leads, which to the client is "no leader" right now. (Resending a
+// renewal or a time-to-live is harmless, so whether the call went out does not matter.)
+absl::Status LeaseCallError(const grpc::Status& status, bool /*may_have_arrived*/) {
   if (status.error_code() == grpc::StatusCode::NOT_FOUND) return absl::NotFoundError(status.error_message());
   return errors::NoLeader();
 }
 
-// A membership change's errors: the leader's own answers (etcd's "etcdserver: ..." messages, some
-// with code Unavailable, like "unhealthy cluster") keep their code and message; the transport's
-// (unreachable, timed out, cancelled) are "no leader".
-absl::Status MembershipError(const grpc::Status& status) {
+// A membership change's errors. The leader's own answers (etcd's "etcdserver: ..." messages, some
+// with code Unavailable, like "unhealthy cluster") keep their code and message. A call that failed
+// before it could reach the leader (no connection when it started) is "no leader", which the
+// router tries again. Otherwise the change may have been made: etcd's answers for an outcome
+// unknown, "request timed out" after the deadline and "leader changed" for a lost connection.
+absl::Status MembershipError(const grpc::Status& status, bool may_have_arrived) {
   if (absl::StartsWith(status.error_message(), "etcdserver: ")) {
     return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
-  return errors::NoLeader();
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) return errors::RequestTimeout();
+  return may_have_arrived ? errors::LeaderChanged() : errors::NoLeader();
 }
 
 template <typename Request, typename Response, typename Start>
 void Forward(const LeaderForwarder::ChannelSource& channels, int64_t timeout_ms, uint64_t leader,
              const Request& request, std::function<void(absl::StatusOr<Response>)> done,
-             absl::Status (*error_of)(const grpc::Status&), Start start) {
+             absl::Status (*error_of)(const grpc::Status& status, bool may_have_arrived), Start start) {
   std::shared_ptr<grpc::Channel> channel = leader == 0 ? nullptr : channels(leader);
   if (channel == nullptr) {
     done(errors::NoLeader());
@@ -48,14 +52,17 @@ void Forward(const LeaderForwarder::ChannelSource& channels, int64_t timeout_ms,
   call->done = std::move(done);
   call->stub = peerpb::RaftPeer::NewStub(channel);
   call->context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
-  start(call->stub.get(), &call->context, &call->request, &call->response, [call, error_of](grpc::Status status) {
-    if (status.ok()) {
-      call->done(std::move(call->response));
-    } else {
-      call->done(error_of(status));
-    }
-    delete call;
-  });
+  // Without a connection now, the call fails before sending anything (it does not wait for one).
+  const bool may_have_arrived = channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
+  start(call->stub.get(), &call->context, &call->request, &call->response,
+        [call, error_of, may_have_arrived](grpc::Status status) {
+          if (status.ok()) {
+            call->done(std::move(call->response));
+          } else {
+            call->done(error_of(status, may_have_arrived));
+          }
+          delete call;
+        });
 }
 
 }  // namespace

@@ -28,7 +28,9 @@ class LeaderForwarder {
   void TimeToLive(uint64_t leader, const etcdserverpb::LeaseTimeToLiveRequest& request,
                   std::function<void(absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse>)> done);
   // Membership changes. The leader's own refusal (e.g. etcd's "unhealthy cluster") arrives with its
-  // code and message.
+  // code and message; "no leader" means the call never reached a leader. A call lost on the way
+  // back leaves the outcome unknown: etcd's "leader changed" or, past the deadline, "request timed
+  // out".
   void AddMember(uint64_t leader, const etcdserverpb::MemberAddRequest& request,
                  std::function<void(absl::StatusOr<etcdserverpb::MemberAddResponse>)> done);
   void RemoveMember(uint64_t leader, const etcdserverpb::MemberRemoveRequest& request,

@@ -171,12 +171,12 @@ struct TimeToLive final : RoutingFor<etcdserverpb::LeaseTimeToLiveResponse> {
 // A membership change, decided by the leader (Member::AddMember and the like), to which any other
 // member forwards it.
 template <typename Request, typename Response>
-struct MembershipChange final : RoutingFor<Response> {
+struct ChangeRouting final : RoutingFor<Response> {
   using Done = std::function<void(absl::StatusOr<Response>)>;
   using OnLeader = void (Member::*)(const Request&, Done);
   using Forward = void (LeaderForwarder::*)(uint64_t, const Request&, Done);
 
-  MembershipChange(OnLeader on_leader, Forward forward) : on_leader(on_leader), forward(forward) {}
+  ChangeRouting(OnLeader on_leader, Forward forward) : on_leader(on_leader), forward(forward) {}
 
   void Attempt(State* state, uint64_t leader, std::unique_ptr<Routing> self) override {
     Member* member = state->member;
@@ -204,7 +204,7 @@ void RouteChange(State* state, const Request& request, std::function<bool()> wan
                  void (Member::*on_leader)(const Request&, std::function<void(absl::StatusOr<Response>)>),
                  void (LeaderForwarder::*forward)(uint64_t, const Request&,
                                                   std::function<void(absl::StatusOr<Response>)>)) {
-  auto routing = std::make_unique<MembershipChange<Request, Response>>(on_leader, forward);
+  auto routing = std::make_unique<ChangeRouting<Request, Response>>(on_leader, forward);
   routing->give_up_at = absl::Now() + state->max_wait;
   routing->wanted = std::move(wanted);
   routing->request = request;

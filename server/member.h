@@ -90,8 +90,10 @@ class Member {
   // member table (etcd's "member not found", "Peer URLs already exists", "can only promote a learner
   // member", and the strict reconfiguration checks of reconfig_checks.h) and proposes the change;
   // the node loop adds the leader's own checks (connectivity, a learner in sync). "no leader"
-  // (Unavailable) unless this member leads. `done` gets the member list once the change is applied
-  // here; the header is the caller's to fill.
+  // (Unavailable) unless this member leads, or while it has not yet heard from every live voter
+  // (nothing proposed: the caller may ask again). `done` gets the member list once the change is
+  // applied here; the header is the caller's to fill. It runs inline for a refusal made here, and
+  // otherwise later, on the node loop's responder thread.
   template <typename Response>
   using ChangeDone = std::function<void(absl::StatusOr<Response>)>;
   void AddMember(const etcdserverpb::MemberAddRequest& request, ChangeDone<etcdserverpb::MemberAddResponse> done);

@@ -301,22 +301,35 @@ absl::Status NodeLoop::LearnerInSync(const raftpb::ConfChange& change) const {
   return absl::OkStatus();
 }
 
-absl::Status NodeLoop::ConnectivityAllows(const raftpb::ConfChange& change) const {
+absl::Status NodeLoop::LeaderDecides(const raftpb::ConfChange& change, int64_t now_ms) const {
   const raft::Raft& raft = node_->raft();
-  if (raft.lead() != options_.id) return absl::OkStatus();
+  if (raft.lead() == raft::kNoNode) return absl::OkStatus();  // held until a leader is known
+  // Lost the lead since the change was taken: Raft would forward it past the new leader's checks.
+  // Nothing reached a log, so the caller may take it to the new leader (LeaderRouter retries).
+  if (raft.lead() != options_.id) return errors::NoLeader();
   VoterHealth health;
   for (const auto& [id, progress] : raft.progress()) {
     if (progress.is_learner) continue;
     ++health.voters;
     if (raft.PeerActive(id)) ++health.active;
   }
-  if (change.type() == raftpb::CONF_ADD_VOTER) return HealthAllowsAddingVoter(health);
-  if (change.type() != raftpb::CONF_REMOVE_NODE) return absl::OkStatus();
-  auto removed = raft.progress().find(change.node_id());
-  if (removed == raft.progress().end() || removed->second.is_learner || !raft.PeerActive(change.node_id())) {
-    return absl::OkStatus();
+  // A new leader (or one whose loop stalled) has not yet heard from every live voter, and would
+  // take one for silent: ask again once it surely has (LeaderRouter retries "no leader").
+  if (health.voters > 1 &&
+      (!raft.LeaseValid() || now_ms - leading_since_ms_ < options_.tick_ms * options_.election_ticks)) {
+    return errors::NoLeader();
   }
-  return HealthAllowsRemovingActiveVoter(health);
+  if (absl::Status st = LearnerInSync(change); !st.ok()) return st;
+  auto target = raft.progress().find(change.node_id());
+  const bool voter = target != raft.progress().end() && !target->second.is_learner;
+  MembershipChange kind = MembershipChange::kPromote;
+  switch (change.type()) {
+    case raftpb::CONF_ADD_VOTER: kind = MembershipChange::kAddVoter; break;
+    case raftpb::CONF_ADD_LEARNER: kind = MembershipChange::kAddLearner; break;
+    case raftpb::CONF_REMOVE_NODE: kind = voter ? MembershipChange::kRemoveVoter : MembershipChange::kRemoveLearner; break;
+    default: break;
+  }
+  return HealthAllowsChange(kind, raft.PeerActive(change.node_id()), health);
 }
 
 void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
@@ -366,9 +379,7 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     }
   }
   for (auto& c : inbox.conf_changes) {
-    absl::Status allowed = LearnerInSync(c.change);
-    if (allowed.ok()) allowed = ConnectivityAllows(c.change);
-    if (!allowed.ok()) {
+    if (absl::Status allowed = LeaderDecides(c.change, now_ms); !allowed.ok()) {
       failed.status_completions.emplace_back(std::move(c.done), allowed);
       continue;
     }
@@ -648,7 +659,10 @@ void NodeLoop::MaybeCompact() {
 void NodeLoop::OnSoftState(const raft::SoftState& soft) {
   const uint64_t previous = leader_.exchange(soft.lead, std::memory_order_relaxed);
   const bool leading = soft.role == raft::Role::kLeader;
-  if (leading && previous != options_.id) promote_pending_ = true;
+  if (leading && previous != options_.id) {
+    promote_pending_ = true;
+    leading_since_ms_ = SteadyMs();
+  }
   if (!leading && state_machine_->leases().is_primary()) {
     leading_term_.store(0, std::memory_order_relaxed);
     state_machine_->leases().Demote();

@@ -176,14 +176,15 @@ class NodeLoop : public Proposer {
   // Puts the requests held for want of a leader ahead of `inbox`'s, once a leader is known.
   void TakeHeld(Inbox& inbox);
   void ExpireHeld(int64_t now_ms, AppliedGroup* group);
-  // A promotion proposed on the leader waits until the learner's log is nearly the leader's, as
-  // etcd's does (a learner promoted while far behind can cost the cluster its quorum). Elsewhere
-  // the member table's checks stand (reconfig_checks.h).
+  // A promotion waits until the learner's log is nearly the leader's, as etcd's does (a learner
+  // promoted while far behind can cost the cluster its quorum).
   absl::Status LearnerInSync(const raftpb::ConfChange& change) const;
-  // On the leader, etcd's connectivity checks (reconfig_checks.h) from the voters it heard from
-  // within the last election timeout: no voter added while one is silent, no active voter removed
-  // when the active ones left would be no majority.
-  absl::Status ConnectivityAllows(const raftpb::ConfChange& change) const;
+  // The leader's checks on a membership change, before it is proposed: LearnerInSync and etcd's
+  // connectivity checks (reconfig_checks.h) from the voters that answered within the last election
+  // timeout. "no leader" (nothing proposed; the caller may retry) unless this member leads, has led
+  // for an election timeout and surely still does, so that every live voter has answered it.
+  // OK while no leader is known (the change is held for one).
+  absl::Status LeaderDecides(const raftpb::ConfChange& change, int64_t now_ms) const;
   void ProcessReady(int64_t now_ms);
   void ApplyCommitted(const std::vector<raftpb::Entry>& entries, AppliedGroup* group);
   void OnSoftState(const raft::SoftState& soft);
@@ -230,6 +231,7 @@ class NodeLoop : public Proposer {
   std::atomic<bool> sole_member_leader_{false};
   std::atomic<uint64_t> sole_member_read_floor_{0};
   uint64_t new_leader_ = 0;  // loop thread only: a leader newly known this Ready; see ProcessReady
+  int64_t leading_since_ms_ = 0;  // loop thread only: when this member last became leader (steady clock)
   // When the loop last computed lease_valid_ (steady clock, ms): a loop stalled for longer than two
   // ticks cannot vouch for its leadership, whatever it computed last.
   std::atomic<int64_t> lease_checked_ms_{0};

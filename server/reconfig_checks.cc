@@ -58,13 +58,21 @@ absl::Status MayPromoteMember(const MemberRecords& members, uint64_t id) {
   return StartedMajority(c) ? absl::OkStatus() : errors::NotEnoughStartedMembers();
 }
 
-absl::Status HealthAllowsAddingVoter(VoterHealth health) {
-  return health.active == health.voters ? absl::OkStatus() : errors::Unhealthy();
-}
-
-absl::Status HealthAllowsRemovingActiveVoter(VoterHealth health) {
-  const int voters_left = health.voters - 1;
-  return health.active - 1 >= voters_left / 2 + 1 ? absl::OkStatus() : errors::Unhealthy();
+absl::Status HealthAllowsChange(MembershipChange change, bool target_active, VoterHealth health) {
+  switch (change) {
+    case MembershipChange::kAddVoter:
+    case MembershipChange::kAddLearner:
+      return health.active == health.voters ? absl::OkStatus() : errors::Unhealthy();
+    case MembershipChange::kRemoveVoter: {
+      if (!target_active) return absl::OkStatus();
+      const int voters_left = health.voters - 1;
+      return health.active - 1 >= voters_left / 2 + 1 ? absl::OkStatus() : errors::Unhealthy();
+    }
+    case MembershipChange::kRemoveLearner:
+    case MembershipChange::kPromote:
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace leasehold::server

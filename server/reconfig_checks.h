@@ -1,5 +1,6 @@
 // Membership changes a cluster can take without losing its quorum: etcd's strict reconfiguration
-// checks (on by default in etcd 3.4), decided from the replicated member table.
+// checks (on by default in etcd 3.4), decided by the leader from the replicated member table and
+// from which voters it hears.
 //
 // A member counts as started once it has published its name (see MemberTable), as in etcd. The
 // checks keep a majority of the voters started after the change, so an operator cannot remove the
@@ -27,18 +28,18 @@ absl::Status MayRemoveMember(const MemberRecords& members, uint64_t id);
 // majority. A learner that never started cannot be in sync with the leader.
 absl::Status MayPromoteMember(const MemberRecords& members, uint64_t id);
 
-// etcd's connectivity checks, made by the leader from the voters it has heard from lately
-// (Raft's leader lease freshness: within the last election timeout), itself included. etcd
-// judges from its transport's streams, which every member keeps to every other.
+// etcd's connectivity checks, made by the leader from the voters that answered it within the last
+// election timeout ("active"; the leader counts itself). etcd asks its transport instead, and also
+// wants each connection up for 5 s, so a voter that has just restarted counts here at once.
 struct VoterHealth {
   int voters = 0;
   int active = 0;
 };
-// MemberAdd of a voter: every voter must be active ("etcdserver: unhealthy cluster" otherwise), so
-// the quorum does not come to rest on the new, not yet running voter.
-absl::Status HealthAllowsAddingVoter(VoterHealth health);
-// MemberRemove of an active voter: the active voters left must be a majority of the voters left.
-// (A voter not heard from lately may always go: it is not part of the working quorum.)
-absl::Status HealthAllowsRemovingActiveVoter(VoterHealth health);
+enum class MembershipChange { kAddVoter, kAddLearner, kRemoveVoter, kRemoveLearner, kPromote };
+// Adding a voter or a learner: every voter must be active ("etcdserver: unhealthy cluster"
+// otherwise). Removing an active voter: the active voters left must be a majority of the voters
+// left. A silent voter (`target_active` false) or a learner may always go: neither is part of the
+// working quorum. A promotion is not checked here (see NodeLoop::LearnerInSync).
+absl::Status HealthAllowsChange(MembershipChange change, bool target_active, VoterHealth health);
 
 }  // namespace leasehold::server

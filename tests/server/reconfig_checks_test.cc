@@ -70,25 +70,39 @@ TEST(ReconfigChecksTest, PromotionKeepsAStartedMajority) {
 
 constexpr const char* kUnhealthy = "etcdserver: unhealthy cluster";
 
-TEST(ReconfigChecksTest, AVoterIsAddedOnlyWhileEveryVoterIsActive) {
-  EXPECT_TRUE(HealthAllowsAddingVoter({.voters = 1, .active = 1}).ok());
-  EXPECT_TRUE(HealthAllowsAddingVoter({.voters = 3, .active = 3}).ok());
-  absl::Status st = HealthAllowsAddingVoter({.voters = 3, .active = 2});
+absl::Status Check(MembershipChange change, int voters, int active, bool target_active = true) {
+  return HealthAllowsChange(change, target_active, {.voters = voters, .active = active});
+}
+
+TEST(ReconfigChecksTest, MembersAreAddedOnlyWhileEveryVoterIsActive) {
+  EXPECT_TRUE(Check(MembershipChange::kAddVoter, 1, 1).ok());
+  EXPECT_TRUE(Check(MembershipChange::kAddVoter, 3, 3).ok());
+  absl::Status st = Check(MembershipChange::kAddVoter, 3, 2);
   EXPECT_TRUE(absl::IsUnavailable(st)) << st;
   EXPECT_EQ(st.message(), kUnhealthy);
+  // As etcd's mayAddMember: learners too.
+  EXPECT_EQ(Check(MembershipChange::kAddLearner, 3, 2).message(), kUnhealthy);
+  EXPECT_TRUE(Check(MembershipChange::kAddLearner, 3, 3).ok());
 }
 
 TEST(ReconfigChecksTest, AnActiveVoterIsRemovedOnlyWhileTheActiveOnesLeftAreAMajority) {
   // Three voters, all active: one may go (two active of two left).
-  EXPECT_TRUE(HealthAllowsRemovingActiveVoter({.voters = 3, .active = 3}).ok());
+  EXPECT_TRUE(Check(MembershipChange::kRemoveVoter, 3, 3).ok());
   // One down: removing a live one would leave one active of two, no quorum.
-  EXPECT_EQ(HealthAllowsRemovingActiveVoter({.voters = 3, .active = 2}).message(), kUnhealthy);
+  EXPECT_EQ(Check(MembershipChange::kRemoveVoter, 3, 2).message(), kUnhealthy);
   // Five voters, one down: three active of four left is a majority.
-  EXPECT_TRUE(HealthAllowsRemovingActiveVoter({.voters = 5, .active = 4}).ok());
+  EXPECT_TRUE(Check(MembershipChange::kRemoveVoter, 5, 4).ok());
   // Two down: two active of four left is not.
-  EXPECT_EQ(HealthAllowsRemovingActiveVoter({.voters = 5, .active = 3}).message(), kUnhealthy);
+  EXPECT_EQ(Check(MembershipChange::kRemoveVoter, 5, 3).message(), kUnhealthy);
   // Two voters, both active: one active of one left.
-  EXPECT_TRUE(HealthAllowsRemovingActiveVoter({.voters = 2, .active = 2}).ok());
+  EXPECT_TRUE(Check(MembershipChange::kRemoveVoter, 2, 2).ok());
+}
+
+TEST(ReconfigChecksTest, ASilentVoterOrALearnerMayAlwaysGo) {
+  EXPECT_TRUE(Check(MembershipChange::kRemoveVoter, 3, 2, /*target_active=*/false).ok());
+  EXPECT_TRUE(Check(MembershipChange::kRemoveVoter, 5, 3, /*target_active=*/false).ok());
+  EXPECT_TRUE(Check(MembershipChange::kRemoveLearner, 3, 2).ok());
+  EXPECT_TRUE(Check(MembershipChange::kPromote, 3, 2).ok());  // LearnerInSync's to decide
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 // LeaderRouter: a keep-alive or time-to-live that finds no leader waits for one (and is answered
 // when one can), gives up after its wait with etcd's "no leader", and stops waiting once unwanted.
+// A membership change waits out "no leader" only: the leader's refusals are final.
 #include "server/leader_router.h"
 
 #include <atomic>
 
 #include <gtest/gtest.h>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "storage/etcd_errors.h"
 #include "storage/reopen.h"
@@ -22,7 +24,15 @@ class LeaderSwitch : public Proposer {
  public:
   void Propose(internalpb::InternalRequest, Done done) override { done(storage::ApplyResult::Error(errors::NoLeader())); }
   void ReadBarrier(std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
-  void ProposeConfChange(raftpb::ConfChange, std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
+  void ProposeConfChange(raftpb::ConfChange, std::function<void(absl::Status)> done) override {
+    absl::Status answer;
+    {
+      absl::MutexLock lock(&mu);
+      answer = conf_change_answer;
+      ++conf_changes_proposed;
+    }
+    done(answer);
+  }
   void TransferLeadership(uint64_t, std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
   uint64_t committed_index() const override { return 0; }
   uint64_t applied_index() const override { return 0; }
@@ -32,6 +42,9 @@ class LeaderSwitch : public Proposer {
   uint64_t leading_term() const override { return leader.load() == kSelf ? 2 : 0; }
 
   std::atomic<uint64_t> leader{0};
+  absl::Mutex mu;
+  absl::Status conf_change_answer ABSL_GUARDED_BY(mu);  // what a membership change gets, inline
+  int conf_changes_proposed ABSL_GUARDED_BY(mu) = 0;
 };
 
 class LeaderRouterTest : public ::testing::Test {
@@ -153,6 +166,96 @@ TEST_F(LeaderRouterTest, TimeToLiveWaitsForALeaderToo) {
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_EQ(answer->grantedttl(), 30);
   EXPECT_GT(answer->ttl(), 0);
+}
+
+template <typename Response>
+struct ChangeOutcome {
+  absl::Notification done;
+  std::atomic<int> calls{0};
+  absl::StatusOr<Response> answer = absl::UnknownError("not answered");
+  Member::ChangeDone<Response> Done() {
+    return [this](absl::StatusOr<Response> a) {
+      answer = std::move(a);
+      if (calls.fetch_add(1) == 0) done.Notify();
+    };
+  }
+};
+
+TEST_F(LeaderRouterTest, AMembershipChangeWaitsForALeaderAndItsRefusalIsFinal) {
+  LeaderRouter router(member_.get(), absl::Seconds(10));
+  ChangeOutcome<etcdserverpb::MemberPromoteResponse> out;
+  etcdserverpb::MemberPromoteRequest request;
+  request.set_id(9);
+  router.PromoteLearner(request, [] { return true; }, out.Done());
+  EXPECT_FALSE(out.done.WaitForNotificationWithTimeout(absl::Milliseconds(300)));  // no leader: it waits
+  const absl::Time elected = absl::Now();
+  Lead();
+  ASSERT_TRUE(out.done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_EQ(out.answer.status(), errors::MemberNotFound());
+  EXPECT_LT(absl::Now() - elected, absl::Seconds(1));  // answered, not waited out
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(out.calls.load(), 1);
+}
+
+class MembershipRoutingTest : public LeaderRouterTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(LeaderRouterTest::SetUp());
+    // This member, started (it has published its name): a second voter may join it.
+    raftpb::ConfChange change;
+    change.set_type(raftpb::CONF_ADD_VOTER);
+    change.set_node_id(kSelf);
+    internalpb::MemberRecord record;
+    record.set_name("m1");
+    record.add_peer_urls("http://127.0.0.1:2380");
+    change.set_context(record.SerializeAsString());
+    sm_->ApplyConfChange(2, change, raftpb::ConfState());
+    sm_->FlushApplied();
+  }
+  void AnswerConfChanges(absl::Status answer) {
+    absl::MutexLock lock(&proposer_.mu);
+    proposer_.conf_change_answer = std::move(answer);
+  }
+  int ConfChangesProposed() {
+    absl::MutexLock lock(&proposer_.mu);
+    return proposer_.conf_changes_proposed;
+  }
+  void Add(LeaderRouter& router, ChangeOutcome<etcdserverpb::MemberAddResponse>* out) {
+    etcdserverpb::MemberAddRequest request;
+    request.add_peerurls("http://127.0.0.1:2390");
+    router.AddMember(request, [] { return true; }, out->Done());
+  }
+};
+
+TEST_F(MembershipRoutingTest, UnhealthyIsTheLeadersAnswerAndIsNotRetried) {
+  Lead();
+  AnswerConfChanges(errors::Unhealthy());  // Unavailable, like "no leader", but final
+  LeaderRouter router(member_.get(), absl::Seconds(10));
+  ChangeOutcome<etcdserverpb::MemberAddResponse> out;
+  Add(router, &out);
+  ASSERT_TRUE(out.done.HasBeenNotified());  // inline: the leader refused
+  EXPECT_EQ(out.answer.status(), errors::Unhealthy());
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(ConfChangesProposed(), 1);
+  EXPECT_EQ(out.calls.load(), 1);
+}
+
+TEST_F(MembershipRoutingTest, NoLeaderFromTheNodeLoopIsAskedAgain) {
+  Lead();
+  AnswerConfChanges(errors::NoLeader());  // as the node loop answers a leader not yet sure of its voters
+  LeaderRouter router(member_.get(), absl::Seconds(10));
+  ChangeOutcome<etcdserverpb::MemberAddResponse> out;
+  Add(router, &out);
+  EXPECT_FALSE(out.done.WaitForNotificationWithTimeout(absl::Milliseconds(300)));
+  EXPECT_GE(ConfChangesProposed(), 2);  // asked again, every 50 ms
+  AnswerConfChanges(absl::OkStatus());
+  ASSERT_TRUE(out.done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ASSERT_TRUE(out.answer.ok()) << out.answer.status();
+  EXPECT_EQ(out.answer->member().peerurls(0), "http://127.0.0.1:2390");
+  EXPECT_NE(out.answer->member().id(), 0u);
+  ASSERT_EQ(out.answer->members_size(), 1);  // the stand-in proposer applies nothing
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(out.calls.load(), 1);
 }
 
 }  // namespace

@@ -171,9 +171,12 @@ absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> Member::LeaseTimeToLive(
 }
 
 template <typename Response>
-void Member::ProposeMembership(raftpb::ConfChange change, internalpb::MemberRecord record, Response response,
-                               ChangeDone<Response> done) {
-  record.set_id(change.node_id());
+void Member::ProposeMembership(raftpb::ConfChangeType type, uint64_t node_id, internalpb::MemberRecord record,
+                               Response response, ChangeDone<Response> done) {
+  raftpb::ConfChange change;
+  change.set_type(type);
+  change.set_node_id(node_id);
+  record.set_id(node_id);
   record.set_change_id(static_cast<uint64_t>(NextId()));
   change.set_context(record.SerializeAsString());
   proposer_->ProposeConfChange(std::move(change), [this, response = std::move(response),
@@ -199,17 +202,16 @@ void Member::AddMember(const etcdserverpb::MemberAddRequest& request,
   internalpb::MemberRecord record;
   *record.mutable_peer_urls() = request.peerurls();
   record.set_is_learner(request.islearner());
-  raftpb::ConfChange change;
-  change.set_type(request.islearner() ? raftpb::CONF_ADD_LEARNER : raftpb::CONF_ADD_VOTER);
   // A fresh id, distinct from every earlier member's even for reused URLs; the new member learns it
   // from the cluster when it joins.
-  change.set_node_id(static_cast<uint64_t>(NextId()) | (1ULL << 63));
+  const uint64_t id = static_cast<uint64_t>(NextId()) | (1ULL << 63);
   etcdserverpb::MemberAddResponse response;
   etcdserverpb::Member* added = response.mutable_member();
-  added->set_id(change.node_id());
+  added->set_id(id);
   *added->mutable_peerurls() = request.peerurls();
   added->set_islearner(request.islearner());
-  ProposeMembership(std::move(change), std::move(record), std::move(response), std::move(done));
+  ProposeMembership(request.islearner() ? raftpb::CONF_ADD_LEARNER : raftpb::CONF_ADD_VOTER, id, std::move(record),
+                    std::move(response), std::move(done));
 }
 
 void Member::RemoveMember(const etcdserverpb::MemberRemoveRequest& request,
@@ -220,11 +222,8 @@ void Member::RemoveMember(const etcdserverpb::MemberRemoveRequest& request,
     return done(errors::MemberNotFound());
   }
   if (absl::Status st = MayRemoveMember(members, request.id()); !st.ok()) return done(st);
-  raftpb::ConfChange change;
-  change.set_type(raftpb::CONF_REMOVE_NODE);
-  change.set_node_id(request.id());
-  ProposeMembership(std::move(change), internalpb::MemberRecord(), etcdserverpb::MemberRemoveResponse(),
-                    std::move(done));
+  ProposeMembership(raftpb::CONF_REMOVE_NODE, request.id(), internalpb::MemberRecord(),
+                    etcdserverpb::MemberRemoveResponse(), std::move(done));
 }
 
 void Member::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request,
@@ -235,11 +234,8 @@ void Member::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request,
   if (it == members.end()) return done(errors::MemberNotFound());
   if (!it->is_learner()) return done(errors::MemberNotLearner());
   if (absl::Status st = MayPromoteMember(members, request.id()); !st.ok()) return done(st);
-  raftpb::ConfChange change;
-  change.set_type(raftpb::CONF_PROMOTE_LEARNER);
-  change.set_node_id(request.id());
-  ProposeMembership(std::move(change), internalpb::MemberRecord(), etcdserverpb::MemberPromoteResponse(),
-                    std::move(done));
+  ProposeMembership(raftpb::CONF_PROMOTE_LEARNER, request.id(), internalpb::MemberRecord(),
+                    etcdserverpb::MemberPromoteResponse(), std::move(done));
 }
 
 void Member::ListMembers(google::protobuf::RepeatedPtrField<etcdserverpb::Member>* out) {

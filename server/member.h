@@ -126,11 +126,11 @@ class Member {
   static int64_t NowUnixMs();
 
  private:
-  // Proposes `change`, with `record` (given its id and a change id) as its context; once applied
-  // here, `done` gets a `Response` with the member list.
+  // Proposes the change `type` of member `node_id`, with `record` (given that id and a change id)
+  // as its context; once applied here, `done` gets `response` with the member list.
   template <typename Response>
-  void ProposeMembership(raftpb::ConfChange change, internalpb::MemberRecord record, Response response,
-                         ChangeDone<Response> done);
+  void ProposeMembership(raftpb::ConfChangeType type, uint64_t node_id, internalpb::MemberRecord record,
+                         Response response, ChangeDone<Response> done);
 
   MemberConfig config_;
   storage::Engine* engine_;

@@ -289,7 +289,7 @@ bool NodeLoop::lease_valid() const {
 }
 
 absl::Status NodeLoop::LearnerInSync(const raftpb::ConfChange& change) const {
-  if (change.type() != raftpb::CONF_PROMOTE_LEARNER || node_->raft().lead() != options_.id) return absl::OkStatus();
+  if (change.type() != raftpb::CONF_PROMOTE_LEARNER) return absl::OkStatus();
   const auto& progress = node_->raft().progress();
   auto learner = progress.find(change.node_id());
   auto self = progress.find(options_.id);

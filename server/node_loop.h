@@ -176,8 +176,8 @@ class NodeLoop : public Proposer {
   // Puts the requests held for want of a leader ahead of `inbox`'s, once a leader is known.
   void TakeHeld(Inbox& inbox);
   void ExpireHeld(int64_t now_ms, AppliedGroup* group);
-  // A promotion waits until the learner's log is nearly the leader's, as etcd's does (a learner
-  // promoted while far behind can cost the cluster its quorum).
+  // On the leader (see LeaderDecides): a promotion waits until the learner's log is nearly the
+  // leader's, as etcd's does (a learner promoted while far behind can cost the cluster its quorum).
   absl::Status LearnerInSync(const raftpb::ConfChange& change) const;
   // The leader's checks on a membership change, before it is proposed: LearnerInSync and etcd's
   // connectivity checks (reconfig_checks.h) from the voters that answered within the last election

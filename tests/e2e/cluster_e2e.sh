@@ -220,6 +220,10 @@ member_start 4 --initial-cluster-state existing
 for _ in $(seq 1 100); do
   ctl_at "$L" member list | grep -q "^$LEARNER_ID, started, m4, .*, true$" && break; sleep 0.1
 done
+# etcdctl's IS LEARNER column comes from the member's own Status.
+learner_flag() { ctl_at 4 endpoint status -w json | grep -o '"isLearner":true'; }
+for _ in $(seq 1 50); do [ -n "$(learner_flag)" ] && break; sleep 0.1; done
+check "the learner's endpoint status says it is one" '"isLearner":true' "$(learner_flag)"
 # Paused, the learner falls more than 10% behind the leader's log (etcd's measure): the member table
 # still says it started, so only the leader can tell.
 kill -STOP "${CPID[4]}"
@@ -240,6 +244,8 @@ check_match "promote through a follower, once caught up" "^Member +$LEARNER_ID p
 # Asked through the follower, the follower's own list shows the change at once, as etcd's does.
 check_match "the promoted member is a voter" "^$LEARNER_ID, started, m4, .*, false$" \
   "$(ctl_at "$F" member list | grep "^$LEARNER_ID")"
+for _ in $(seq 1 50); do [ -z "$(learner_flag)" ] && break; sleep 0.1; done
+check "the promoted member's endpoint status no longer says learner" "" "$(learner_flag)"
 run_ctl_at "$L" member remove "$LEARNER_ID"
 check_match "the promoted member is removed" "^Member +$LEARNER_ID removed" "$OUT"
 for _ in $(seq 1 50); do kill -0 "${CPID[4]}" 2>/dev/null || break; sleep 0.1; done

@@ -79,6 +79,7 @@ grpc::ServerUnaryReactor* AuthService::Query(grpc::CallbackServerContext* contex
 grpc::ServerUnaryReactor* AuthService::AuthEnable(grpc::CallbackServerContext* context,
                                                   const etcdserverpb::AuthEnableRequest* request,
                                                   etcdserverpb::AuthEnableResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_enable() = *request;
   return ProposeChange(context, std::move(change), response);
@@ -87,6 +88,7 @@ grpc::ServerUnaryReactor* AuthService::AuthEnable(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AuthService::AuthDisable(grpc::CallbackServerContext* context,
                                                    const etcdserverpb::AuthDisableRequest* request,
                                                    etcdserverpb::AuthDisableResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_disable() = *request;
   return ProposeChange(context, std::move(change), response);
@@ -95,6 +97,7 @@ grpc::ServerUnaryReactor* AuthService::AuthDisable(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* AuthService::AuthStatus(grpc::CallbackServerContext* context,
                                                   const etcdserverpb::AuthStatusRequest* request,
                                                   etcdserverpb::AuthStatusResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return Query(context, response, [response](const storage::AuthTable& auth, const std::string&) {
     response->set_enabled(auth.enabled());
     response->set_authrevision(auth.revision());
@@ -105,6 +108,7 @@ grpc::ServerUnaryReactor* AuthService::AuthStatus(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AuthService::Authenticate(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::AuthenticateRequest* request,
                                                     etcdserverpb::AuthenticateResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (!member_->state_machine().auth().enabled()) return FinishNow(context, errors::AuthNotEnabled());
   return calls_->Unary(context, [this, request, response](Client&, const CancellationToken& cancel) {
     std::optional<authpb::User> user = member_->state_machine().auth().GetUser(request->name());
@@ -136,6 +140,7 @@ grpc::ServerUnaryReactor* AuthService::Authenticate(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* AuthService::UserAdd(grpc::CallbackServerContext* context,
                                                const etcdserverpb::AuthUserAddRequest* request,
                                                etcdserverpb::AuthUserAddResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
   // Refused before hashing, so that a caller without the root role cannot make us spend CPU; the
@@ -163,6 +168,7 @@ grpc::ServerUnaryReactor* AuthService::UserAdd(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* AuthService::UserChangePassword(grpc::CallbackServerContext* context,
                                                           const etcdserverpb::AuthUserChangePasswordRequest* request,
                                                           etcdserverpb::AuthUserChangePasswordResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
   if (absl::Status st = member_->state_machine().auth().CheckAdmin(*user); !st.ok()) return FinishNow(context, st);
@@ -184,6 +190,7 @@ grpc::ServerUnaryReactor* AuthService::UserChangePassword(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* AuthService::UserGet(grpc::CallbackServerContext* context,
                                                const etcdserverpb::AuthUserGetRequest* request,
                                                etcdserverpb::AuthUserGetResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return Query(context, response, [request, response](const storage::AuthTable& auth, const std::string& caller) {
     // A user may look themselves up; anyone else needs the root role.
     if (request->name() != caller) RETURN_IF_ERROR(auth.CheckAdmin(caller));
@@ -197,6 +204,7 @@ grpc::ServerUnaryReactor* AuthService::UserGet(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* AuthService::UserList(grpc::CallbackServerContext* context,
                                                 const etcdserverpb::AuthUserListRequest* request,
                                                 etcdserverpb::AuthUserListResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return Query(context, response, [response](const storage::AuthTable& auth, const std::string& caller) {
     RETURN_IF_ERROR(auth.CheckAdmin(caller));
     for (auto& name : auth.UserNames()) response->add_users(std::move(name));
@@ -207,6 +215,7 @@ grpc::ServerUnaryReactor* AuthService::UserList(grpc::CallbackServerContext* con
 grpc::ServerUnaryReactor* AuthService::UserDelete(grpc::CallbackServerContext* context,
                                                   const etcdserverpb::AuthUserDeleteRequest* request,
                                                   etcdserverpb::AuthUserDeleteResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_user_delete() = *request;
   return ProposeChange(context, std::move(change), response);
@@ -215,6 +224,7 @@ grpc::ServerUnaryReactor* AuthService::UserDelete(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AuthService::UserGrantRole(grpc::CallbackServerContext* context,
                                                      const etcdserverpb::AuthUserGrantRoleRequest* request,
                                                      etcdserverpb::AuthUserGrantRoleResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_user_grant_role() = *request;
   return ProposeChange(context, std::move(change), response);
@@ -223,6 +233,7 @@ grpc::ServerUnaryReactor* AuthService::UserGrantRole(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* AuthService::UserRevokeRole(grpc::CallbackServerContext* context,
                                                       const etcdserverpb::AuthUserRevokeRoleRequest* request,
                                                       etcdserverpb::AuthUserRevokeRoleResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_user_revoke_role() = *request;
   return ProposeChange(context, std::move(change), response);
@@ -231,6 +242,7 @@ grpc::ServerUnaryReactor* AuthService::UserRevokeRole(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* AuthService::RoleAdd(grpc::CallbackServerContext* context,
                                                const etcdserverpb::AuthRoleAddRequest* request,
                                                etcdserverpb::AuthRoleAddResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_role_add() = *request;
   return ProposeChange(context, std::move(change), response);
@@ -239,6 +251,7 @@ grpc::ServerUnaryReactor* AuthService::RoleAdd(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* AuthService::RoleGet(grpc::CallbackServerContext* context,
                                                const etcdserverpb::AuthRoleGetRequest* request,
                                                etcdserverpb::AuthRoleGetResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return Query(context, response, [request, response](const storage::AuthTable& auth, const std::string& caller) {
     // A user may look up a role they hold; any other needs the root role.
     std::optional<authpb::User> self = auth.GetUser(caller);
@@ -254,6 +267,7 @@ grpc::ServerUnaryReactor* AuthService::RoleGet(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* AuthService::RoleList(grpc::CallbackServerContext* context,
                                                 const etcdserverpb::AuthRoleListRequest* request,
                                                 etcdserverpb::AuthRoleListResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return Query(context, response, [response](const storage::AuthTable& auth, const std::string& caller) {
     RETURN_IF_ERROR(auth.CheckAdmin(caller));
     for (auto& name : auth.RoleNames()) response->add_roles(std::move(name));
@@ -264,6 +278,7 @@ grpc::ServerUnaryReactor* AuthService::RoleList(grpc::CallbackServerContext* con
 grpc::ServerUnaryReactor* AuthService::RoleDelete(grpc::CallbackServerContext* context,
                                                   const etcdserverpb::AuthRoleDeleteRequest* request,
                                                   etcdserverpb::AuthRoleDeleteResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_role_delete() = *request;
   return ProposeChange(context, std::move(change), response);
@@ -272,6 +287,7 @@ grpc::ServerUnaryReactor* AuthService::RoleDelete(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AuthService::RoleGrantPermission(grpc::CallbackServerContext* context,
                                                            const etcdserverpb::AuthRoleGrantPermissionRequest* request,
                                                            etcdserverpb::AuthRoleGrantPermissionResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_role_grant_permission() = *request;
   return ProposeChange(context, std::move(change), response);

@@ -34,6 +34,7 @@ bool ValidPeerUrls(const google::protobuf::RepeatedPtrField<std::string>& urls) 
 grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext* context,
                                                      const etcdserverpb::MemberListRequest* request,
                                                      etcdserverpb::MemberListResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   FillMembers(member_, response);
   return FinishNow(context, absl::OkStatus());
 }
@@ -68,6 +69,7 @@ grpc::ServerUnaryReactor* ClusterService::RouteToLeader(
 grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::MemberAddRequest* request,
                                                     etcdserverpb::MemberAddResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (!ValidPeerUrls(request->peerurls())) return FinishNow(context, errors::MemberBadUrls());
   return RouteToLeader(context, *request, response, &LeaderRouter::AddMember);
 }
@@ -75,12 +77,14 @@ grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* ClusterService::MemberRemove(grpc::CallbackServerContext* context,
                                                        const etcdserverpb::MemberRemoveRequest* request,
                                                        etcdserverpb::MemberRemoveResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return RouteToLeader(context, *request, response, &LeaderRouter::RemoveMember);
 }
 
 grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerContext* context,
                                                        const etcdserverpb::MemberUpdateRequest* request,
                                                        etcdserverpb::MemberUpdateResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   // Permission first, as etcd: a caller without the root role learns nothing about members.
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
@@ -104,6 +108,7 @@ grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* ClusterService::MemberPromote(grpc::CallbackServerContext* context,
                                                         const etcdserverpb::MemberPromoteRequest* request,
                                                         etcdserverpb::MemberPromoteResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return RouteToLeader(context, *request, response, &LeaderRouter::PromoteLearner);
 }
 

@@ -3,6 +3,7 @@
 #include "client/leasehold/client.h"
 #include "client/leasehold/election.h"
 #include "server/grpc_status.h"
+#include "server/propose_reactor.h"
 #include "server/session_lease.h"
 
 namespace leasehold::server {
@@ -31,6 +32,7 @@ void ElectionService::FillHeader(const etcdserverpb::ResponseHeader& from, etcds
 grpc::ServerUnaryReactor* ElectionService::Campaign(grpc::CallbackServerContext* context,
                                                     const v3electionpb::CampaignRequest* request,
                                                     v3electionpb::CampaignResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken& cancel) {
     auto lease = SessionLease(&client, request->lease());
     if (!lease.ok()) return EmbeddedClientError(lease.status());
@@ -53,6 +55,7 @@ grpc::ServerUnaryReactor* ElectionService::Campaign(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* ElectionService::Proclaim(grpc::CallbackServerContext* context,
                                                     const v3electionpb::ProclaimRequest* request,
                                                     v3electionpb::ProclaimResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken&) {
     if (!request->has_leader()) return kMissingLeaderKey;
     // As etcd's server resumes the election on a session of the given lease, lease 0 means a new
@@ -72,6 +75,7 @@ grpc::ServerUnaryReactor* ElectionService::Proclaim(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* ElectionService::Leader(grpc::CallbackServerContext* context,
                                                   const v3electionpb::LeaderRequest* request,
                                                   v3electionpb::LeaderResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken&) {
     Election election(&client, request->name());
     auto leader = election.Leader();
@@ -84,6 +88,9 @@ grpc::ServerUnaryReactor* ElectionService::Leader(grpc::CallbackServerContext* c
 
 grpc::ServerWriteReactor<v3electionpb::LeaderResponse>* ElectionService::Observe(
     grpc::CallbackServerContext* context, const v3electionpb::LeaderRequest* request) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) {
+    return new RefusedWriteReactor<v3electionpb::LeaderResponse>(ToGrpcStatus(st));
+  }
   return calls_->Stream<v3electionpb::LeaderResponse>(
       context, [this, name = request->name()](Client& client, const CancellationToken& cancel,
                                               const std::function<bool(const v3electionpb::LeaderResponse&)>& write) {
@@ -103,6 +110,7 @@ grpc::ServerWriteReactor<v3electionpb::LeaderResponse>* ElectionService::Observe
 grpc::ServerUnaryReactor* ElectionService::Resign(grpc::CallbackServerContext* context,
                                                   const v3electionpb::ResignRequest* request,
                                                   v3electionpb::ResignResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken&) {
     if (!request->has_leader()) return kMissingLeaderKey;
     // etcd resumes the election on a session here too, so lease 0 grants a 60 s lease, unused.

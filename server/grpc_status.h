@@ -30,4 +30,12 @@ class RefusedWriteReactor final : public grpc::ServerWriteReactor<Message> {
   void OnDone() override { delete this; }
 };
 
+// The same for a bidirectional stream: nothing is read.
+template <typename Request, typename Response>
+class RefusedBidiReactor final : public grpc::ServerBidiReactor<Request, Response> {
+ public:
+  explicit RefusedBidiReactor(const grpc::Status& status) { this->Finish(status); }
+  void OnDone() override { delete this; }
+};
+
 }  // namespace leasehold::server

@@ -8,6 +8,10 @@ namespace leasehold::server {
 grpc::ServerUnaryReactor* KvService::Range(grpc::CallbackServerContext* context,
                                            const etcdserverpb::RangeRequest* request,
                                            etcdserverpb::RangeResponse* response) {
+  // A serializable read is the one read a learner answers (Member::LearnerRefusal).
+  if (!request->serializable()) {
+    if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
+  }
   if (absl::Status st = ValidateRange(*request); !st.ok()) return FinishNow(context, st);
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
@@ -38,6 +42,7 @@ grpc::ServerUnaryReactor* KvService::Range(grpc::CallbackServerContext* context,
 grpc::ServerUnaryReactor* KvService::Put(grpc::CallbackServerContext* context,
                                          const etcdserverpb::PutRequest* request,
                                          etcdserverpb::PutResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = ValidatePut(*request); !st.ok()) return FinishNow(context, st);
   internalpb::InternalRequest entry;
   *entry.mutable_put() = *request;
@@ -50,6 +55,7 @@ grpc::ServerUnaryReactor* KvService::Put(grpc::CallbackServerContext* context,
 grpc::ServerUnaryReactor* KvService::DeleteRange(grpc::CallbackServerContext* context,
                                                  const etcdserverpb::DeleteRangeRequest* request,
                                                  etcdserverpb::DeleteRangeResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = ValidateDeleteRange(*request); !st.ok()) return FinishNow(context, st);
   internalpb::InternalRequest entry;
   *entry.mutable_delete_range() = *request;
@@ -62,6 +68,7 @@ grpc::ServerUnaryReactor* KvService::DeleteRange(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* KvService::Txn(grpc::CallbackServerContext* context,
                                          const etcdserverpb::TxnRequest* request,
                                          etcdserverpb::TxnResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = ValidateTxn(*request, member_->config().max_txn_ops); !st.ok()) {
     return FinishNow(context, st);
   }
@@ -95,6 +102,7 @@ grpc::ServerUnaryReactor* KvService::Txn(grpc::CallbackServerContext* context,
 grpc::ServerUnaryReactor* KvService::Compact(grpc::CallbackServerContext* context,
                                              const etcdserverpb::CompactionRequest* request,
                                              etcdserverpb::CompactionResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::InternalRequest entry;
   *entry.mutable_compaction() = *request;
   return ProposeAndFinish(context, member_, std::move(entry), response,

@@ -9,6 +9,7 @@ namespace leasehold::server {
 grpc::ServerUnaryReactor* LeaseService::LeaseGrant(grpc::CallbackServerContext* context,
                                                    const etcdserverpb::LeaseGrantRequest* request,
                                                    etcdserverpb::LeaseGrantResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::InternalRequest entry;
   *entry.mutable_lease_grant() = *request;
   // A server-chosen id is picked before proposing, so it travels in the log.
@@ -22,6 +23,7 @@ grpc::ServerUnaryReactor* LeaseService::LeaseGrant(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* LeaseService::LeaseRevoke(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::LeaseRevokeRequest* request,
                                                     etcdserverpb::LeaseRevokeResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   // Core leases timing blob leases are invisible to the etcd API (the expiry loop revokes them).
   if (member_->state_machine().IsBlobCoreLease(request->id())) return FinishNow(context, errors::LeaseNotFound());
   internalpb::InternalRequest entry;
@@ -34,12 +36,16 @@ grpc::ServerUnaryReactor* LeaseService::LeaseRevoke(grpc::CallbackServerContext*
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* LeaseService::LeaseKeepAlive(
     grpc::CallbackServerContext* context) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) {
+    return new RefusedBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>(ToGrpcStatus(st));
+  }
   return new KeepAliveReactor(member_, &router_);
 }
 
 grpc::ServerUnaryReactor* LeaseService::LeaseTimeToLive(grpc::CallbackServerContext* context,
                                                         const etcdserverpb::LeaseTimeToLiveRequest* request,
                                                         etcdserverpb::LeaseTimeToLiveResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   // The answer names the lease's keys: while auth is on, the caller must be allowed to read them.
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
@@ -64,6 +70,7 @@ grpc::ServerUnaryReactor* LeaseService::LeaseTimeToLive(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* LeaseService::LeaseLeases(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::LeaseLeasesRequest* request,
                                                     etcdserverpb::LeaseLeasesResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   const auto& sm = member_->state_machine();
   for (int64_t id : sm.leases().Ids()) {
     if (!sm.IsBlobCoreLease(id)) response->add_leases()->set_id(id);

@@ -3,6 +3,7 @@
 #include "client/leasehold/client.h"
 #include "client/leasehold/mutex.h"
 #include "server/grpc_status.h"
+#include "server/propose_reactor.h"
 #include "server/session_lease.h"
 
 namespace leasehold::server {
@@ -19,6 +20,7 @@ grpc::Status LockError(const absl::Status& status) {
 
 grpc::ServerUnaryReactor* LockService::Lock(grpc::CallbackServerContext* context, const v3lockpb::LockRequest* request,
                                             v3lockpb::LockResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return calls_->Unary(context, [this, request, response](Client& client, const CancellationToken& cancel) {
     auto lease = SessionLease(&client, request->lease());
     if (!lease.ok()) return EmbeddedClientError(lease.status());
@@ -35,6 +37,7 @@ grpc::ServerUnaryReactor* LockService::Lock(grpc::CallbackServerContext* context
 grpc::ServerUnaryReactor* LockService::Unlock(grpc::CallbackServerContext* context,
                                               const v3lockpb::UnlockRequest* request,
                                               v3lockpb::UnlockResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return calls_->Unary(context, [request, response](Client& client, const CancellationToken&) {
     auto deleted = client.Delete(request->key());
     if (!deleted.ok()) return EmbeddedClientError(deleted.status());

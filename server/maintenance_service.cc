@@ -67,6 +67,7 @@ grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* MaintenanceService::Alarm(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::AlarmRequest* request,
                                                     etcdserverpb::AlarmResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   // etcd's Alarm answers carry no header (`etcdctl alarm list -w json` prints {} with no alarm).
   if (request->action() == etcdserverpb::AlarmRequest::GET) {
     for (auto& alarm : member_->state_machine().alarms().List(request->alarm())) *response->add_alarms() = alarm;
@@ -91,6 +92,7 @@ grpc::ServerUnaryReactor* MaintenanceService::Alarm(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerContext* context,
                                                          const etcdserverpb::DefragmentRequest* request,
                                                          etcdserverpb::DefragmentResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
   // Like etcd's, a defragmentation holds up its caller until done (here one gRPC worker thread, not
   // the member).
@@ -101,6 +103,7 @@ grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* MaintenanceService::Hash(grpc::CallbackServerContext* context,
                                                    const etcdserverpb::HashRequest* request,
                                                    etcdserverpb::HashResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
   auto hashed = member_->state_machine().HashAll();
   if (!hashed.ok()) return FinishNow(context, hashed.status());
@@ -112,6 +115,7 @@ grpc::ServerUnaryReactor* MaintenanceService::Hash(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* MaintenanceService::HashKV(grpc::CallbackServerContext* context,
                                                      const etcdserverpb::HashKVRequest* request,
                                                      etcdserverpb::HashKVResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
   auto hashed = member_->state_machine().HashKv(request->revision());
   if (!hashed.ok()) return FinishNow(context, hashed.status());
@@ -123,6 +127,9 @@ grpc::ServerUnaryReactor* MaintenanceService::HashKV(grpc::CallbackServerContext
 
 grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* MaintenanceService::Snapshot(
     grpc::CallbackServerContext* context, const etcdserverpb::SnapshotRequest* request) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) {
+    return new RefusedWriteReactor<etcdserverpb::SnapshotResponse>(ToGrpcStatus(st));
+  }
   if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) {
     return new RefusedWriteReactor<etcdserverpb::SnapshotResponse>(ToGrpcStatus(st));
   }
@@ -133,6 +140,7 @@ grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* MaintenanceService::Sn
 grpc::ServerUnaryReactor* MaintenanceService::MoveLeader(grpc::CallbackServerContext* context,
                                                          const etcdserverpb::MoveLeaderRequest* request,
                                                          etcdserverpb::MoveLeaderResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
   if (!member_->IsLeader()) return FinishNow(context, errors::NotLeader());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();

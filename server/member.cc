@@ -238,6 +238,11 @@ void Member::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request,
                     etcdserverpb::MemberPromoteResponse(), std::move(done));
 }
 
+absl::Status Member::LearnerRefusal() const {
+  if (!state_machine_->members().IsLearner(config_.member_id)) return absl::OkStatus();
+  return errors::NotSupportedForLearner();
+}
+
 void Member::ListMembers(google::protobuf::RepeatedPtrField<etcdserverpb::Member>* out) {
   for (const internalpb::MemberRecord& record : state_machine_->members().List()) {
     etcdserverpb::Member* member = out->Add();

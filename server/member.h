@@ -75,6 +75,11 @@ class Member {
 
   // Whether this member is the current leader (it may still be unsure of it).
   bool IsLeader() const { return proposer_->leader_id() == config_.member_id; }
+  // etcd 3.4's rule for a learner: it answers only Maintenance Status and serializable Ranges. Every
+  // other client call, streams included, is refused before it does anything, with Unavailable
+  // "etcdserver: rpc not supported for learner", so that clients move on to a voting member. Each
+  // client-facing handler asks this first; OK unless this member is a learner.
+  absl::Status LearnerRefusal() const;
   // The leader's answers to the leader-only lease calls. FailedPrecondition ("not the leader") unless
   // this member leads, surely (Proposer::lease_valid) and with the expiry queue in place.
   // A renewal is answered once its deadline is covered by the replicated one (see

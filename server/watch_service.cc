@@ -1,7 +1,7 @@
 #include "server/watch_service.h"
 
 #include "server/caller.h"
-
+#include "server/grpc_status.h"
 #include "server/watch_stream.h"
 
 namespace leasehold::server {
@@ -10,6 +10,15 @@ namespace {
 // Each completion scans the operations outstanding on its queue (see StreamQueues): 10,000 streams
 // over 8 queues keep that scan to about 2,500 entries (a read and a done notification per stream).
 constexpr int kStreamQueues = 8;
+
+// A stream refused before it starts (Member::LearnerRefusal): finishes at once, reading nothing.
+class RefusedStream final : public AsyncBidiReactor {
+ public:
+  RefusedStream(StreamCall* call, grpc::Status status) : AsyncBidiReactor(call) { Finish(std::move(status)); }
+  void OnReadDone(bool) override {}
+  void OnWriteDone(bool) override {}
+  void OnDone() override { delete this; }
+};
 }  // namespace
 
 WatchService::WatchService(Member* member, WatchHub* hub, absl::Duration progress_interval,
@@ -41,6 +50,7 @@ void WatchService::Start() {
         RequestWatch(context, stream, call_queue, announce_queue, tag);
       },
       [this](StreamCall* call, grpc::ServerContext& context) -> AsyncBidiReactor* {
+        if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return new RefusedStream(call, ToGrpcStatus(st));
         const auto& metadata = context.client_metadata();
         auto it = metadata.find("hasleader");
         const bool require_leader = it != metadata.end() && it->second == "true";

@@ -32,6 +32,7 @@ absl::Status LeaderChanged() { return absl::UnavailableError("etcdserver: leader
 absl::Status RequestTimeout() { return absl::UnavailableError("etcdserver: request timed out"); }
 absl::Status Stopped() { return absl::UnavailableError("etcdserver: server stopped"); }
 absl::Status NotCapable() { return absl::UnavailableError("etcdserver: not capable"); }
+absl::Status NotSupportedForLearner() { return absl::UnavailableError("etcdserver: rpc not supported for learner"); }
 absl::Status MemberNotFound() { return absl::NotFoundError("etcdserver: member not found"); }
 absl::Status PeerUrlExists() { return absl::FailedPreconditionError("etcdserver: Peer URLs already exists"); }
 absl::Status MemberBadUrls() { return absl::InvalidArgumentError("etcdserver: given member URLs are invalid"); }

@@ -24,6 +24,7 @@ absl::Status RequestTimeout();      // Unavailable "etcdserver: request timed ou
 absl::Status LeaderChanged();       // Unavailable "etcdserver: leader changed"
 absl::Status Stopped();             // Unavailable "etcdserver: server stopped"
 absl::Status NotCapable();          // Unavailable "etcdserver: not capable"
+absl::Status NotSupportedForLearner();  // Unavailable "etcdserver: rpc not supported for learner"
 absl::Status MemberNotFound();      // NotFound "etcdserver: member not found"
 absl::Status PeerUrlExists();       // FailedPrecondition "etcdserver: Peer URLs already exists"
 absl::Status MemberBadUrls();       // InvalidArgument "etcdserver: given member URLs are invalid"

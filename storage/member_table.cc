@@ -102,6 +102,12 @@ std::vector<internalpb::MemberRecord> MemberTable::List() const {
   return out;
 }
 
+bool MemberTable::IsLearner(uint64_t id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = members_.find(id);
+  return it != members_.end() && it->second.is_learner();
+}
+
 std::optional<internalpb::MemberRecord> MemberTable::Find(uint64_t id) const {
   absl::MutexLock lock(&mu_);
   auto it = members_.find(id);

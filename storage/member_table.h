@@ -40,6 +40,8 @@ class MemberTable {
 
   std::vector<internalpb::MemberRecord> List() const;  // ordered by id
   std::optional<internalpb::MemberRecord> Find(uint64_t id) const;
+  // Whether member `id` is in the table as a learner (no copy: asked on every client call).
+  bool IsLearner(uint64_t id) const;
 
  private:
   void Persist(const internalpb::MemberRecord& record, rocksdb::WriteBatch* batch);

@@ -224,6 +224,22 @@ done
 learner_flag() { ctl_at 4 endpoint status -w json | grep -o '"isLearner":true'; }
 for _ in $(seq 1 50); do [ -n "$(learner_flag)" ] && break; sleep 0.1; done
 check "the learner's endpoint status says it is one" '"isLearner":true' "$(learner_flag)"
+# Like etcd 3.4's, a learner answers serializable reads and Status only.
+run_ctl_at 4 put on-learner 1
+check "a learner refuses a put" "Error: etcdserver: rpc not supported for learner" "$ERR"
+run_ctl_at 4 get lag
+check "a learner refuses a linearizable read" "Error: etcdserver: rpc not supported for learner" "$ERR"
+run_ctl_at 4 member list
+check "a learner refuses member list" "Error: etcdserver: rpc not supported for learner" "$ERR"
+run_ctl_at 4 lease grant 10
+check "a learner refuses a lease grant" "Error: failed to grant lease (etcdserver: rpc not supported for learner)" "$ERR"
+run_ctl_at 4 elect -l any
+check "a learner refuses an election stream" "Error: etcdserver: rpc not supported for learner" "$ERR"
+for _ in $(seq 1 50); do [ "$(ctl_at 4 get early --consistency=s --print-value-only)" = 1 ] && break; sleep 0.1; done
+check "a learner serves a serializable read" 1 "$(ctl_at 4 get early --consistency=s --print-value-only)"
+check "the JSON gateway on a learner refuses too" 14 \
+  "$(curl -s -X POST "http://$(ep 4)/v3/kv/put" -d '{"key":"eA==","value":"eA=="}' |
+     python3 -c 'import json,sys; print(json.load(sys.stdin).get("code"))')"
 # Paused, the learner falls more than 10% behind the leader's log (etcd's measure): the member table
 # still says it started, so only the leader can tell.
 kill -STOP "${CPID[4]}"
@@ -246,6 +262,8 @@ check_match "the promoted member is a voter" "^$LEARNER_ID, started, m4, .*, fal
   "$(ctl_at "$F" member list | grep "^$LEARNER_ID")"
 for _ in $(seq 1 50); do [ -z "$(learner_flag)" ] && break; sleep 0.1; done
 check "the promoted member's endpoint status no longer says learner" "" "$(learner_flag)"
+run_ctl_at 4 put on-promoted 1
+check "the promoted member takes a put" "OK" "$OUT"
 run_ctl_at "$L" member remove "$LEARNER_ID"
 check_match "the promoted member is removed" "^Member +$LEARNER_ID removed" "$OUT"
 for _ in $(seq 1 50); do kill -0 "${CPID[4]}" 2>/dev/null || break; sleep 0.1; done

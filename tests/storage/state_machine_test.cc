@@ -498,4 +498,28 @@ TEST_F(StateMachineTest, MemberUpdateReplacesPeerUrlsOrRefusesAsEtcd) {
 }
 
 }  // namespace
+// What the client-facing calls ask on every request (etcd 3.4's learner refusal): whether a member
+// is a learner, from adding it as one to its promotion; an unknown member or a voter is not.
+TEST_F(StateMachineTest, MemberTableSaysWhoIsALearner) {
+  auto change = [&](raftpb::ConfChangeType type, uint64_t id) {
+    raftpb::ConfChange c;
+    c.set_type(type);
+    c.set_node_id(id);
+    internalpb::MemberRecord record;
+    record.add_peer_urls("http://10.0.0." + std::to_string(id) + ":2380");
+    c.set_context(record.SerializeAsString());
+    sm_->ApplyConfChange(next_index_++, c, raftpb::ConfState());
+    sm_->FlushApplied();
+  };
+  change(raftpb::CONF_ADD_VOTER, 1);
+  change(raftpb::CONF_ADD_LEARNER, 2);
+  EXPECT_FALSE(sm_->members().IsLearner(1));
+  EXPECT_TRUE(sm_->members().IsLearner(2));
+  EXPECT_FALSE(sm_->members().IsLearner(3));
+  Reopen();
+  EXPECT_TRUE(sm_->members().IsLearner(2));
+  change(raftpb::CONF_PROMOTE_LEARNER, 2);
+  EXPECT_FALSE(sm_->members().IsLearner(2));
+}
+
 }  // namespace leasehold::storage

@@ -1,5 +1,7 @@
 #include "server/leader_forwarder.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "leasehold/peer.grpc.pb.h"
 #include "storage/etcd_errors.h"
@@ -40,7 +42,7 @@ absl::Status MembershipError(const grpc::Status& status, bool may_have_arrived) 
 
 template <typename Request, typename Response, typename Start>
 void Forward(const LeaderForwarder::ChannelSource& channels, int64_t timeout_ms, uint64_t leader,
-             const Request& request, std::function<void(absl::StatusOr<Response>)> done,
+             absl::Time give_up_at, const Request& request, std::function<void(absl::StatusOr<Response>)> done,
              absl::Status (*error_of)(const grpc::Status& status, bool may_have_arrived), Start start) {
   std::shared_ptr<grpc::Channel> channel = leader == 0 ? nullptr : channels(leader);
   if (channel == nullptr) {
@@ -51,7 +53,7 @@ void Forward(const LeaderForwarder::ChannelSource& channels, int64_t timeout_ms,
   call->request = request;
   call->done = std::move(done);
   call->stub = peerpb::RaftPeer::NewStub(channel);
-  call->context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
+  call->context.set_deadline(absl::ToChronoTime(std::min(give_up_at, absl::Now() + absl::Milliseconds(timeout_ms))));
   // Without a connection now, the call fails before sending anything (it does not wait for one).
   const bool may_have_arrived = channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
   start(call->stub.get(), &call->context, &call->request, &call->response,
@@ -67,41 +69,41 @@ void Forward(const LeaderForwarder::ChannelSource& channels, int64_t timeout_ms,
 
 }  // namespace
 
-void LeaderForwarder::Renew(uint64_t leader, const etcdserverpb::LeaseKeepAliveRequest& request,
+void LeaderForwarder::Renew(uint64_t leader, absl::Time give_up_at, const etcdserverpb::LeaseKeepAliveRequest& request,
                            std::function<void(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse>)> done) {
-  Forward(channels_, timeout_ms_, leader, request, std::move(done), LeaseCallError,
+  Forward(channels_, timeout_ms_, leader, give_up_at, request, std::move(done), LeaseCallError,
           [](peerpb::RaftPeer::Stub* stub, grpc::ClientContext* context, const auto* req, auto* resp, auto cb) {
             stub->async()->LeaseRenew(context, req, resp, std::move(cb));
           });
 }
 
-void LeaderForwarder::TimeToLive(uint64_t leader, const etcdserverpb::LeaseTimeToLiveRequest& request,
+void LeaderForwarder::TimeToLive(uint64_t leader, absl::Time give_up_at, const etcdserverpb::LeaseTimeToLiveRequest& request,
                                 std::function<void(absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse>)> done) {
-  Forward(channels_, timeout_ms_, leader, request, std::move(done), LeaseCallError,
+  Forward(channels_, timeout_ms_, leader, give_up_at, request, std::move(done), LeaseCallError,
           [](peerpb::RaftPeer::Stub* stub, grpc::ClientContext* context, const auto* req, auto* resp, auto cb) {
             stub->async()->LeaseTimeToLive(context, req, resp, std::move(cb));
           });
 }
 
-void LeaderForwarder::AddMember(uint64_t leader, const etcdserverpb::MemberAddRequest& request,
+void LeaderForwarder::AddMember(uint64_t leader, absl::Time give_up_at, const etcdserverpb::MemberAddRequest& request,
                                 std::function<void(absl::StatusOr<etcdserverpb::MemberAddResponse>)> done) {
-  Forward(channels_, timeout_ms_, leader, request, std::move(done), MembershipError,
+  Forward(channels_, timeout_ms_, leader, give_up_at, request, std::move(done), MembershipError,
           [](peerpb::RaftPeer::Stub* stub, grpc::ClientContext* context, const auto* req, auto* resp, auto cb) {
             stub->async()->MemberAdd(context, req, resp, std::move(cb));
           });
 }
 
-void LeaderForwarder::RemoveMember(uint64_t leader, const etcdserverpb::MemberRemoveRequest& request,
+void LeaderForwarder::RemoveMember(uint64_t leader, absl::Time give_up_at, const etcdserverpb::MemberRemoveRequest& request,
                                    std::function<void(absl::StatusOr<etcdserverpb::MemberRemoveResponse>)> done) {
-  Forward(channels_, timeout_ms_, leader, request, std::move(done), MembershipError,
+  Forward(channels_, timeout_ms_, leader, give_up_at, request, std::move(done), MembershipError,
           [](peerpb::RaftPeer::Stub* stub, grpc::ClientContext* context, const auto* req, auto* resp, auto cb) {
             stub->async()->MemberRemove(context, req, resp, std::move(cb));
           });
 }
 
-void LeaderForwarder::PromoteLearner(uint64_t leader, const etcdserverpb::MemberPromoteRequest& request,
+void LeaderForwarder::PromoteLearner(uint64_t leader, absl::Time give_up_at, const etcdserverpb::MemberPromoteRequest& request,
                                      std::function<void(absl::StatusOr<etcdserverpb::MemberPromoteResponse>)> done) {
-  Forward(channels_, timeout_ms_, leader, request, std::move(done), MembershipError,
+  Forward(channels_, timeout_ms_, leader, give_up_at, request, std::move(done), MembershipError,
           [](peerpb::RaftPeer::Stub* stub, grpc::ClientContext* context, const auto* req, auto* resp, auto cb) {
             stub->async()->MemberPromote(context, req, resp, std::move(cb));
           });

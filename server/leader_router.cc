@@ -144,7 +144,7 @@ struct KeepAlive final : RoutingFor<etcdserverpb::LeaseKeepAliveResponse> {
     if (member->IsLeader()) {
       member->RenewLease(request, std::move(on_answer));
     } else {
-      member->forwarder().Renew(leader, request, std::move(on_answer));
+      member->forwarder().Renew(leader, give_up_at, request, std::move(on_answer));
     }
   }
 
@@ -162,7 +162,7 @@ struct TimeToLive final : RoutingFor<etcdserverpb::LeaseTimeToLiveResponse> {
     }
     auto on_answer = AnswerOrWait(state, this);
     self.release();  // owned by on_answer from here
-    member->forwarder().TimeToLive(leader, request, std::move(on_answer));
+    member->forwarder().TimeToLive(leader, give_up_at, request, std::move(on_answer));
   }
 
   etcdserverpb::LeaseTimeToLiveRequest request;
@@ -174,7 +174,7 @@ template <typename Request, typename Response>
 struct ChangeRouting final : RoutingFor<Response> {
   using Done = std::function<void(absl::StatusOr<Response>)>;
   using OnLeader = void (Member::*)(const Request&, Done);
-  using Forward = void (LeaderForwarder::*)(uint64_t, const Request&, Done);
+  using Forward = void (LeaderForwarder::*)(uint64_t, absl::Time, const Request&, Done);
 
   ChangeRouting(OnLeader on_leader, Forward forward) : on_leader(on_leader), forward(forward) {}
 
@@ -185,7 +185,7 @@ struct ChangeRouting final : RoutingFor<Response> {
     if (member->IsLeader()) {
       (member->*on_leader)(request, std::move(on_answer));
     } else {
-      (member->forwarder().*forward)(leader, request, std::move(on_answer));
+      (member->forwarder().*forward)(leader, this->give_up_at, request, std::move(on_answer));
     }
   }
   // Only "no leader" (none known, or the forward found no member leading) is waited out. The
@@ -202,7 +202,7 @@ template <typename Request, typename Response>
 void RouteChange(State* state, const Request& request, std::function<bool()> wanted,
                  std::function<void(absl::StatusOr<Response>)> done,
                  void (Member::*on_leader)(const Request&, std::function<void(absl::StatusOr<Response>)>),
-                 void (LeaderForwarder::*forward)(uint64_t, const Request&,
+                 void (LeaderForwarder::*forward)(uint64_t, absl::Time, const Request&,
                                                   std::function<void(absl::StatusOr<Response>)>)) {
   auto routing = std::make_unique<ChangeRouting<Request, Response>>(on_leader, forward);
   routing->give_up_at = absl::Now() + state->max_wait;

@@ -5,7 +5,8 @@
 // forwards to the leader it knows. While no member can answer (no leader is known yet, the leader
 // is not yet sure of its leadership or has not yet taken over the leases, the forward reached a
 // member that is gone or no longer leads), the call waits and is tried again every 50 ms, for up to `max_wait`
-// (etcd's request timeout), as etcd's LeaseRenew and LeaseTimeToLive wait for a leader. A
+// (etcd's request timeout), as etcd's LeaseRenew and LeaseTimeToLive wait for a leader; a forward
+// sent meanwhile is given only what is left of that wait, so the whole call stays within it. A
 // keep-alive that arrives during an election is thus answered as soon as the new leader can renew,
 // rather than dropped, leaving the lease to the client's next attempt, which may come too late for
 // a lease with little time left.

@@ -3,12 +3,18 @@
 // A membership change waits out "no leader" only: the leader's refusals are final.
 #include "server/leader_router.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "server/leader_forwarder.h"
 #include "storage/etcd_errors.h"
 #include "storage/reopen.h"
 #include "storage/temp_dir.h"
@@ -195,6 +201,40 @@ TEST_F(LeaderRouterTest, AMembershipChangeWaitsForALeaderAndItsRefusalIsFinal) {
   EXPECT_LT(absl::Now() - elected, absl::Seconds(1));  // answered, not waited out
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_EQ(out.calls.load(), 1);
+}
+
+// A forward sent while the router waits gets only what is left of the wait, as etcd's forwarded
+// calls get what is left of its request timeout: a leader that never answers costs the call its
+// wait (600 ms here), not the forwarder's own timeout (7 s) on top of it.
+TEST_F(LeaderRouterTest, AForwardGetsOnlyWhatIsLeftOfTheWait) {
+  // The "leader": a socket that takes connections (the kernel's backlog) and never says a word.
+  const int silent = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(silent, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(silent, 16), 0);
+  ASSERT_EQ(getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string target = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  LeaderForwarder forwarder(
+      [target](uint64_t) { return grpc::CreateChannel(target, grpc::InsecureChannelCredentials()); },
+      /*timeout_ms=*/7000);
+  MemberConfig config;
+  config.member_id = kSelf;
+  Member follower(config, engine_.get(), sm_.get(), &proposer_, &forwarder, &tokens_);
+  proposer_.leader = 2;
+  {
+    LeaderRouter router(&follower, absl::Milliseconds(600));
+    Outcome out;
+    const absl::Time start = absl::Now();
+    Route(router, &out);
+    ASSERT_TRUE(out.done.WaitForNotificationWithTimeout(absl::Seconds(15)));
+    EXPECT_FALSE(out.answer.ok());
+    EXPECT_LT(out.at - start, absl::Seconds(3));
+  }
+  close(silent);
 }
 
 class MembershipRoutingTest : public LeaderRouterTest {

@@ -296,6 +296,7 @@ grpc::ServerUnaryReactor* AuthService::RoleGrantPermission(grpc::CallbackServerC
 grpc::ServerUnaryReactor* AuthService::RoleRevokePermission(
     grpc::CallbackServerContext* context, const etcdserverpb::AuthRoleRevokePermissionRequest* request,
     etcdserverpb::AuthRoleRevokePermissionResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_role_revoke_permission() = *request;
   return ProposeChange(context, std::move(change), response);

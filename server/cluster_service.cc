@@ -34,7 +34,9 @@ bool ValidPeerUrls(const google::protobuf::RepeatedPtrField<std::string>& urls) 
 grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext* context,
                                                      const etcdserverpb::MemberListRequest* request,
                                                      etcdserverpb::MemberListResponse* response) {
-  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
+  if (port_ == Port::kClient) {
+    if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
+  }
   FillMembers(member_, response);
   return FinishNow(context, absl::OkStatus());
 }

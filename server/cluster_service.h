@@ -2,7 +2,9 @@
 // (add, remove, promote) proposed one at a time through the log, each decided by the leader, to
 // which a follower forwards it. MemberUpdate (new peer URLs for a member) is an ordinary
 // entry: it does not change Raft's configuration. Also served on the peer port, where a member
-// joining with --initial-cluster-state existing looks up its id.
+// joining with --initial-cluster-state existing looks up its id: there a learner answers MemberList
+// too (as etcd's learner answers the peer port's member lookup), while on the client port it
+// refuses every call (Member::LearnerRefusal).
 #pragma once
 
 #include "etcdserverpb/rpc.grpc.pb.h"
@@ -13,8 +15,9 @@ namespace leasehold::server {
 
 class ClusterService final : public etcdserverpb::Cluster::CallbackService {
  public:
-  explicit ClusterService(Member* member)
-      : member_(member), router_(member, absl::Milliseconds(member->config().request_timeout_ms)) {}
+  enum class Port { kClient, kPeer };
+  explicit ClusterService(Member* member, Port port = Port::kClient)
+      : member_(member), port_(port), router_(member, absl::Milliseconds(member->config().request_timeout_ms)) {}
   grpc::ServerUnaryReactor* MemberList(grpc::CallbackServerContext* context,
                                        const etcdserverpb::MemberListRequest* request,
                                        etcdserverpb::MemberListResponse* response) override;
@@ -40,6 +43,7 @@ class ClusterService final : public etcdserverpb::Cluster::CallbackService {
       void (LeaderRouter::*route)(const Request&, std::function<bool()>, Member::ChangeDone<Response>));
 
   Member* member_;
+  const Port port_;
   LeaderRouter router_;  // membership changes' way to the leader
 };
 

@@ -45,7 +45,9 @@ void Forward(const LeaderForwarder::ChannelSource& channels, int64_t timeout_ms,
              absl::Time give_up_at, const Request& request, std::function<void(absl::StatusOr<Response>)> done,
              absl::Status (*error_of)(const grpc::Status& status, bool may_have_arrived), Start start) {
   std::shared_ptr<grpc::Channel> channel = leader == 0 ? nullptr : channels(leader);
-  if (channel == nullptr) {
+  // Nothing left of the caller's wait: send nothing, so that the answer says no leader was reached
+  // rather than an outcome unknown.
+  if (channel == nullptr || give_up_at <= absl::Now()) {
     done(errors::NoLeader());
     return;
   }
@@ -58,12 +60,12 @@ void Forward(const LeaderForwarder::ChannelSource& channels, int64_t timeout_ms,
   const bool may_have_arrived = channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
   start(call->stub.get(), &call->context, &call->request, &call->response,
         [call, error_of, may_have_arrived](grpc::Status status) {
-          if (status.ok()) {
-            call->done(std::move(call->response));
-          } else {
-            call->done(error_of(status, may_have_arrived));
-          }
+          // The call is gone before its caller hears of it, so nothing waits on the caller's side.
+          absl::StatusOr<Response> answer = status.ok() ? absl::StatusOr<Response>(std::move(call->response))
+                                                        : error_of(status, may_have_arrived);
+          auto done = std::move(call->done);
           delete call;
+          done(std::move(answer));
         });
 }
 

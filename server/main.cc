@@ -205,7 +205,8 @@ int Serve(const Flags& flags) {
   peer_builder.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
   peer_builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
   peer_builder.RegisterService(&peer_service);
-  ClusterService peer_cluster_service(&member);  // where joining members look themselves up
+  // Where joining members look themselves up.
+  ClusterService peer_cluster_service(&member, ClusterService::Port::kPeer);
   peer_builder.RegisterService(&peer_cluster_service);
   std::unique_ptr<grpc::Server> peer_server = peer_builder.BuildAndStart();
   if (peer_server == nullptr) {

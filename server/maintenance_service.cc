@@ -53,8 +53,7 @@ grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext
   response->set_raftappliedindex(member_->proposer().applied_index());
   response->set_raftterm(member_->proposer().term());
   // etcdctl's "IS LEARNER" column: this member as the member table has it.
-  const auto self = member_->state_machine().members().Find(member_->config().member_id);
-  response->set_islearner(self.has_value() && self->is_learner());
+  response->set_islearner(member_->state_machine().members().IsLearner(member_->config().member_id));
   // etcd lists a missing leader and every raised alarm (in protobuf's text form) as errors.
   if (response->leader() == 0) response->add_errors(std::string(errors::NoLeader().message()));
   for (const auto& alarm : member_->state_machine().alarms().List(etcdserverpb::NONE)) {

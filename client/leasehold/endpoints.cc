@@ -66,6 +66,7 @@ bool RetryPolicy::MayResend(const grpc::Status& status, bool idempotent) {
   if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return false;
   if (idempotent) return true;
   return status.error_message() == "etcdserver: no leader" ||
+         status.error_message() == "etcdserver: rpc not supported for learner" ||
          absl::StartsWith(status.error_message(), "failed to connect to all addresses");
 }
 

@@ -56,7 +56,8 @@ struct RetryPolicy {
   // The server could not be reached or has no leader: try another member.
   static bool ShouldFailover(const grpc::Status& status);
   // Reads may always be resent. A write may be resent only when it surely never reached the log:
-  // the connection was never made, or the member refused it for want of a leader.
+  // the connection was never made, or the member refused it for want of a leader or because it is
+  // a learner (which refuses before doing anything).
   static bool MayResend(const grpc::Status& status, bool idempotent);
 };
 

@@ -233,6 +233,8 @@ run_ctl_at 4 member list
 check "a learner refuses member list" "Error: etcdserver: rpc not supported for learner" "$ERR"
 run_ctl_at 4 lease grant 10
 check "a learner refuses a lease grant" "Error: failed to grant lease (etcdserver: rpc not supported for learner)" "$ERR"
+run_ctl_at 4 role revoke-permission any-role any-key
+check "a learner refuses an auth change" "Error: etcdserver: rpc not supported for learner" "$ERR"
 run_ctl_at 4 elect -l any
 check "a learner refuses an election stream" "Error: etcdserver: rpc not supported for learner" "$ERR"
 for _ in $(seq 1 50); do [ "$(ctl_at 4 get early --consistency=s --print-value-only)" = 1 ] && break; sleep 0.1; done

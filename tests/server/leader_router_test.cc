@@ -217,10 +217,10 @@ TEST_F(LeaderRouterTest, AForwardGetsOnlyWhatIsLeftOfTheWait) {
   ASSERT_EQ(bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ASSERT_EQ(listen(silent, 16), 0);
   ASSERT_EQ(getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const std::string target = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  LeaderForwarder forwarder(
-      [target](uint64_t) { return grpc::CreateChannel(target, grpc::InsecureChannelCredentials()); },
-      /*timeout_ms=*/7000);
+  // One channel for the test's life, as the peer transport keeps one per member.
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), grpc::InsecureChannelCredentials());
+  LeaderForwarder forwarder([channel](uint64_t) { return channel; }, /*timeout_ms=*/7000);
   MemberConfig config;
   config.member_id = kSelf;
   Member follower(config, engine_.get(), sm_.get(), &proposer_, &forwarder, &tokens_);

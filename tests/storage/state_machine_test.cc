@@ -497,7 +497,6 @@ TEST_F(StateMachineTest, MemberUpdateReplacesPeerUrlsOrRefusesAsEtcd) {
   EXPECT_EQ(urls_of(2), (std::vector<std::string>{"http://10.0.0.2:2380", "http://10.0.0.7:2381"}));
 }
 
-}  // namespace
 // What the client-facing calls ask on every request (etcd 3.4's learner refusal): whether a member
 // is a learner, from adding it as one to its promotion; an unknown member or a voter is not.
 TEST_F(StateMachineTest, MemberTableSaysWhoIsALearner) {
@@ -522,4 +521,5 @@ TEST_F(StateMachineTest, MemberTableSaysWhoIsALearner) {
   EXPECT_FALSE(sm_->members().IsLearner(2));
 }
 
+}  // namespace
 }  // namespace leasehold::storage

@@ -184,7 +184,9 @@ TEST(ClientTest, LargeResponsesArriveInFragmentsAndAreJoined) {
     events += response.events_size();
     // Under the limit, but for the event that took it there.
     EXPECT_LT(response.ByteSizeLong(), kLimit + kValueBytes + 100);
-    if (response.fragment()) EXPECT_GE(response.ByteSizeLong() + 2 * kValueBytes, kLimit);
+    if (response.fragment()) {
+      EXPECT_GE(response.ByteSizeLong() + 2 * kValueBytes, kLimit);
+    }
   } while (response.fragment());
   EXPECT_EQ(pieces, 2);
   EXPECT_EQ(events, kKeys);

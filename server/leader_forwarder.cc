@@ -28,9 +28,9 @@ absl::Status LeaseCallError(const grpc::Status& status, bool /*may_have_arrived*
 }
 
 // A membership change's errors. The leader's own answers (etcd's "etcdserver: ..." messages, some
-// with code Unavailable, like "unhealthy cluster") keep their code and message. A call that failed
-// before it could reach the leader (no connection when it started) is "no leader", which the
-// router tries again. Otherwise the change may have been made: etcd's answers for an outcome
+// with code Unavailable, like "unhealthy cluster") keep their code and message. A call taken as not
+// sent (no ready connection when it started, see Forward) is "no leader", which the router tries
+// again. Otherwise the change may have been made: etcd's answers for an outcome
 // unknown, "request timed out" after the deadline and "leader changed" for a lost connection.
 absl::Status MembershipError(const grpc::Status& status, bool may_have_arrived) {
   if (absl::StartsWith(status.error_message(), "etcdserver: ")) {
@@ -56,7 +56,9 @@ void Forward(const LeaderForwarder::ChannelSource& channels, int64_t timeout_ms,
   call->done = std::move(done);
   call->stub = peerpb::RaftPeer::NewStub(channel);
   call->context.set_deadline(absl::ToChronoTime(std::min(give_up_at, absl::Now() + absl::Milliseconds(timeout_ms))));
-  // Without a connection now, the call fails before sending anything (it does not wait for one).
+  // A call started without a ready connection is taken as not sent. That is a guess: gRPC fails it
+  // at once only while the channel is in transient failure, and queues it while the channel is idle
+  // or connecting, so it may still go out once the connection is made.
   const bool may_have_arrived = channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
   start(call->stub.get(), &call->context, &call->request, &call->response,
         [call, error_of, may_have_arrived](grpc::Status status) {

@@ -28,16 +28,26 @@ absl::Status LeaseCallError(const grpc::Status& status, bool /*may_have_arrived*
 }
 
 // A membership change's errors. The leader's own answers (etcd's "etcdserver: ..." messages, some
-// with code Unavailable, like "unhealthy cluster") keep their code and message. A call taken as not
-// sent (no ready connection when it started, see Forward) is "no leader", which the router tries
-// again. Otherwise the change may have been made: etcd's answers for an outcome
-// unknown, "request timed out" after the deadline and "leader changed" for a lost connection.
+// with code Unavailable, like "unhealthy cluster") keep their code and message. A call that never
+// left this member (see NeverSent) is "no leader", which the router tries again. Otherwise the change
+// may have been made: etcd's answers for an outcome unknown, "request timed out" after the deadline
+// and "leader changed" for a lost connection.
 absl::Status MembershipError(const grpc::Status& status, bool may_have_arrived) {
   if (absl::StartsWith(status.error_message(), "etcdserver: ")) {
     return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) return errors::RequestTimeout();
   return may_have_arrived ? errors::LeaderChanged() : errors::NoLeader();
+}
+
+// Whether a failed call certainly never reached the server. gRPC queues a call until its channel has
+// a connection, and when none can be made it fails the call with Unavailable "failed to connect to
+// all addresses" (gRPC 1.51's load-balancing pick failure). Any other failure may come after the
+// request was written. The channel's state when the call starts says nothing either way: a call
+// started while it is idle or connecting goes out once the connection is up.
+bool NeverSent(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+         absl::StartsWith(status.error_message(), "failed to connect to all addresses");
 }
 
 template <typename Request, typename Response, typename Start>
@@ -56,15 +66,11 @@ void Forward(const LeaderForwarder::ChannelSource& channels, int64_t timeout_ms,
   call->done = std::move(done);
   call->stub = peerpb::RaftPeer::NewStub(channel);
   call->context.set_deadline(absl::ToChronoTime(std::min(give_up_at, absl::Now() + absl::Milliseconds(timeout_ms))));
-  // A call started without a ready connection is taken as not sent. That is a guess: gRPC fails it
-  // at once only while the channel is in transient failure, and queues it while the channel is idle
-  // or connecting, so it may still go out once the connection is made.
-  const bool may_have_arrived = channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
   start(call->stub.get(), &call->context, &call->request, &call->response,
-        [call, error_of, may_have_arrived](grpc::Status status) {
+        [call, error_of](grpc::Status status) {
           // The call is gone before its caller hears of it, so nothing waits on the caller's side.
           absl::StatusOr<Response> answer = status.ok() ? absl::StatusOr<Response>(std::move(call->response))
-                                                        : error_of(status, may_have_arrived);
+                                                        : error_of(status, !NeverSent(status));
           auto done = std::move(call->done);
           delete call;
           done(std::move(answer));

@@ -474,6 +474,10 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
       term_.store(rd.hard_state->term(), std::memory_order_relaxed);
       committed_.store(rd.hard_state->commit(), std::memory_order_relaxed);
     }
+    // A leader's appends go out before its own write, so the followers' syncs run alongside it
+    // (etcd does the same). Commitment needs their replies, which this loop steps only after the
+    // write below has returned.
+    if (rd.may_send_before_persisting && !rd.messages.empty()) SendReadyMessages(&rd);
     if (batch.Count() > 0) WriteOrDie(engine_, &batch, sync);
     if (snapshot_installed_) {
       snapshot_installed_ = false;
@@ -484,12 +488,7 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
       LogInfo("installed a snapshot from the leader", {{"index", std::to_string(rd.snapshot->metadata().index())},
                                                       {"revision", std::to_string(state_machine_->revision())}});
     }
-    if (!rd.messages.empty()) {
-      // Someone else is now in the configuration and may apply what this member has not yet:
-      // reads take the ReadIndex path from here on (see ReadBarrier).
-      sole_member_leader_.store(false, std::memory_order_release);
-      sender_->Send(std::move(rd.messages));
-    }
+    if (!rd.messages.empty()) SendReadyMessages(&rd);
 
     AppliedGroup group;
     if (rd.snapshot) {
@@ -548,6 +547,14 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
     node_->Advance(rd);
     MaybeCompact();
   }
+}
+
+void NodeLoop::SendReadyMessages(raft::Ready* rd) {
+  // Someone else is now in the configuration and may apply what this member has not yet: reads
+  // take the ReadIndex path from here on (see ReadBarrier).
+  sole_member_leader_.store(false, std::memory_order_release);
+  sender_->Send(std::move(rd->messages));
+  rd->messages.clear();
 }
 
 void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, AppliedGroup* group) {

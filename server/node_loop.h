@@ -186,6 +186,8 @@ class NodeLoop : public Proposer {
   // OK while no leader is known (the change is held for one).
   absl::Status LeaderDecides(const raftpb::ConfChange& change, int64_t now_ms) const;
   void ProcessReady(int64_t now_ms);
+  // Hands this Ready's messages to the transport (and leaves `rd->messages` empty).
+  void SendReadyMessages(raft::Ready* rd);
   void ApplyCommitted(const std::vector<raftpb::Entry>& entries, AppliedGroup* group);
   void OnSoftState(const raft::SoftState& soft);
   void InstallSnapshot(const raftpb::Snapshot& snapshot, rocksdb::WriteBatch* batch);

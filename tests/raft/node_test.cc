@@ -100,6 +100,97 @@ TEST(NodeTest, MessagesAccompanyEntriesToPersistFirst) {
   node->Advance(rd);
 }
 
+// A leader may send its appends before persisting them (Raft thesis 10.2.1): nothing in them
+// claims more than the disk holds, and the commit they lead to needs the followers' replies.
+TEST(NodeTest, ALeaderMaySendItsAppendsBeforePersistingThem) {
+  MemoryStorage s;
+  auto node = MakeNode(s, {1, 2});
+  ASSERT_TRUE(node->Campaign().ok());
+  Ready rd = node->GetReady();
+  EXPECT_FALSE(rd.may_send_before_persisting);  // a candidate's vote request needs its vote on disk
+  Persist(s, rd);
+  node->Advance(rd);
+  pb::Message vote;
+  vote.set_type(pb::MSG_VOTE_RESPONSE);
+  vote.set_from(2);
+  vote.set_to(1);
+  vote.set_term(1);
+  ASSERT_TRUE(node->Step(vote).ok());
+  rd = node->GetReady();
+  ASSERT_EQ(rd.soft_state->role, Role::kLeader);
+  ASSERT_EQ(rd.entries.size(), 1u);
+  ASSERT_EQ(rd.messages.size(), 1u);
+  EXPECT_TRUE(rd.may_send_before_persisting);  // its term and vote were persisted as a candidate
+  const pb::Message append = rd.messages[0];
+  Persist(s, rd);
+  node->Advance(rd);
+  pb::Message ack;  // the follower holds the no-op: it is committed, and replication streams on
+  ack.set_type(pb::MSG_APPEND_RESPONSE);
+  ack.set_from(2);
+  ack.set_to(1);
+  ack.set_term(1);
+  ack.set_index(1);
+  ASSERT_TRUE(node->Step(ack).ok());
+  rd = node->GetReady();
+  ASSERT_EQ(rd.committed_entries.size(), 1u);
+  Persist(s, rd);
+  node->Advance(rd);
+  ASSERT_TRUE(node->Propose("a").ok());
+  rd = node->GetReady();
+  ASSERT_EQ(rd.entries.size(), 1u);
+  ASSERT_EQ(rd.messages.size(), 1u);
+  EXPECT_EQ(rd.messages[0].type(), pb::MSG_APPEND);
+  EXPECT_TRUE(rd.may_send_before_persisting);
+
+  // The follower answers only once its copy is on disk.
+  MemoryStorage fs;
+  Config fc;
+  fc.id = 2;
+  fc.storage = &fs;
+  fc.peers = {1, 2};
+  auto follower = *Node::Create(fc);
+  ASSERT_TRUE(follower->Step(append).ok());
+  rd = follower->GetReady();
+  ASSERT_FALSE(rd.messages.empty());
+  EXPECT_FALSE(rd.may_send_before_persisting);
+}
+
+// A sole voter commits what it appends, so its appends to a learner would tell the learner an
+// entry is committed before the voter's own disk holds it: they wait for the write.
+TEST(NodeTest, ASoleVotersAppendsToALearnerWaitForItsWrite) {
+  MemoryStorage s;
+  auto node = MakeNode(s, {1});
+  ASSERT_TRUE(node->Campaign().ok());
+  Ready rd = node->GetReady();
+  EXPECT_FALSE(rd.may_send_before_persisting);  // a new term and vote
+  Persist(s, rd);
+  node->Advance(rd);
+  pb::ConfChange add;
+  add.set_type(pb::CONF_ADD_LEARNER);
+  add.set_node_id(2);
+  ASSERT_TRUE(node->ProposeConfChange(add).ok());
+  rd = node->GetReady();
+  Persist(s, rd);
+  for (const pb::Entry& e : rd.committed_entries) {
+    if (e.type() == pb::ENTRY_CONF_CHANGE) node->ApplyConfChange(add);
+  }
+  node->Advance(rd);
+  while (node->HasReady()) {
+    rd = node->GetReady();
+    Persist(s, rd);
+    node->Advance(rd);
+  }
+  ASSERT_TRUE(node->Propose("a").ok());
+  rd = node->GetReady();
+  ASSERT_EQ(rd.entries.size(), 1u);
+  ASSERT_EQ(rd.committed_entries.size(), 1u);  // committed on append
+  bool appends_to_learner = false;
+  for (const pb::Message& m : rd.messages) appends_to_learner |= m.to() == 2 && m.type() == pb::MSG_APPEND;
+  EXPECT_TRUE(appends_to_learner);
+  EXPECT_FALSE(rd.may_send_before_persisting);
+  node->Advance(rd);
+}
+
 TEST(NodeTest, RejectsTermlessNetworkMessages) {
   MemoryStorage s;
   auto node = MakeNode(s, {1, 2});

@@ -25,6 +25,7 @@ struct SimResult {
   uint64_t reads_checked = 0;  // ReadIndex results verified
   uint64_t crashes = 0;
   uint64_t snapshots_installed = 0;
+  uint64_t sent_before_persisting = 0;  // Readys whose messages went out before their write
 };
 
 SimResult RunSimulation(const SimOptions& options);

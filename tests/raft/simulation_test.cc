@@ -14,12 +14,15 @@ constexpr uint64_t kShards = 8;  // 2,000 seeds in total
 
 void RunSeeds(uint64_t start, uint64_t count) {
   InstallSeedReporter();
+  uint64_t sent_before_persisting = 0;
   for (uint64_t seed = start; seed < start + count; ++seed) {
     SimOptions opt;
     opt.seed = seed;
     SimResult r = RunSimulation(opt);
     ASSERT_TRUE(r.ok) << r.failure << "\nreplay with RAFT_SIM_SEED=" << seed;
+    sent_before_persisting += r.sent_before_persisting;
   }
+  EXPECT_GT(sent_before_persisting, 0u) << "no leader ever sent before persisting: that path went untested";
 }
 
 TEST(RaftSimulationTest, ReplaySeedFromEnvironment) {

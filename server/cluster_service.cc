@@ -29,6 +29,22 @@ bool ValidPeerUrls(const google::protobuf::RepeatedPtrField<std::string>& urls) 
   return !urls.empty() && std::all_of(urls.begin(), urls.end(), [](const std::string& url) { return HostPortOfUrl(url).ok(); });
 }
 
+// Whether this member has applied a change the leader answered for: always so when this member
+// is that leader, which answers only once it has applied the change.
+bool AddAppliedHere(const storage::MemberTable& members, const etcdserverpb::MemberAddRequest&,
+                    const etcdserverpb::MemberAddResponse& answer) {
+  return members.Find(answer.member().id()).has_value();
+}
+bool RemoveAppliedHere(const storage::MemberTable& members, const etcdserverpb::MemberRemoveRequest& request,
+                       const etcdserverpb::MemberRemoveResponse&) {
+  return !members.Find(request.id()).has_value();
+}
+bool PromoteAppliedHere(const storage::MemberTable& members, const etcdserverpb::MemberPromoteRequest& request,
+                        const etcdserverpb::MemberPromoteResponse&) {
+  std::optional<internalpb::MemberRecord> promoted = members.Find(request.id());
+  return promoted.has_value() && !promoted->is_learner();
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext* context,
@@ -44,18 +60,28 @@ grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext
 template <typename Request, typename Response>
 grpc::ServerUnaryReactor* ClusterService::RouteToLeader(
     grpc::CallbackServerContext* context, const Request& request, Response* response,
-    void (LeaderRouter::*route)(const Request&, std::function<bool()>, Member::ChangeDone<Response>)) {
+    void (LeaderRouter::*route)(const Request&, std::function<bool()>, Member::ChangeDone<Response>),
+    bool (*applied_here)(const storage::MemberTable&, const Request&, const Response&)) {
   // Membership changes are the root role's, while auth is enabled.
   if (absl::Status st = CheckCallerIsAdmin(*member_, *context); !st.ok()) return FinishNow(context, st);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   (router_.*route)(
       request, [context] { return !context->IsCancelled(); },
-      [this, reactor, response](absl::StatusOr<Response> answer) {
+      [this, reactor, response, request, applied_here](absl::StatusOr<Response> answer) {
         if (!answer.ok()) return reactor->Finish(ToGrpcStatus(answer.status()));
         *response = std::move(*answer);
-        // The leader has applied the change; once this member has too, a member list asked of it
-        // next shows it, as with etcd, where the member asked waits for its own apply. Should that
-        // fail (this member is cut off, or removed), the leader's list stands.
+        // The leader has applied the change. Once this member has too, a member list asked of it
+        // next shows it, as with etcd, where the member asked waits for its own apply. A member
+        // that has applied it answers at once: a read barrier could not complete while the change
+        // leaves no quorum running (a second voter added to one, not yet started). Otherwise this
+        // member waits for its apply; should that fail (it is cut off, or removed), the leader's
+        // list stands.
+        if (applied_here(member_->state_machine().members(), request, *response)) {
+          response->clear_members();
+          member_->ListMembers(response->mutable_members());
+          FillMembersHeader(member_, response);
+          return reactor->Finish(grpc::Status::OK);
+        }
         member_->proposer().ReadBarrier([this, reactor, response](absl::Status applied) {
           if (applied.ok()) {
             response->clear_members();
@@ -73,14 +99,14 @@ grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext*
                                                     etcdserverpb::MemberAddResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (!ValidPeerUrls(request->peerurls())) return FinishNow(context, errors::MemberBadUrls());
-  return RouteToLeader(context, *request, response, &LeaderRouter::AddMember);
+  return RouteToLeader(context, *request, response, &LeaderRouter::AddMember, AddAppliedHere);
 }
 
 grpc::ServerUnaryReactor* ClusterService::MemberRemove(grpc::CallbackServerContext* context,
                                                        const etcdserverpb::MemberRemoveRequest* request,
                                                        etcdserverpb::MemberRemoveResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  return RouteToLeader(context, *request, response, &LeaderRouter::RemoveMember);
+  return RouteToLeader(context, *request, response, &LeaderRouter::RemoveMember, RemoveAppliedHere);
 }
 
 grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerContext* context,
@@ -111,7 +137,7 @@ grpc::ServerUnaryReactor* ClusterService::MemberPromote(grpc::CallbackServerCont
                                                         const etcdserverpb::MemberPromoteRequest* request,
                                                         etcdserverpb::MemberPromoteResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  return RouteToLeader(context, *request, response, &LeaderRouter::PromoteLearner);
+  return RouteToLeader(context, *request, response, &LeaderRouter::PromoteLearner, PromoteAppliedHere);
 }
 
 }  // namespace leasehold::server

@@ -36,11 +36,13 @@ class ClusterService final : public etcdserverpb::Cluster::CallbackService {
 
  private:
   // After the caller's permission, takes a membership change to the leader, which decides it
-  // (Member::AddMember and the like); fills the header of the leader's answer and finishes.
+  // (Member::AddMember and the like); answers with this member's list once `applied_here` says
+  // this member has applied the change too (or once it has caught up with the leader).
   template <typename Request, typename Response>
   grpc::ServerUnaryReactor* RouteToLeader(
       grpc::CallbackServerContext* context, const Request& request, Response* response,
-      void (LeaderRouter::*route)(const Request&, std::function<bool()>, Member::ChangeDone<Response>));
+      void (LeaderRouter::*route)(const Request&, std::function<bool()>, Member::ChangeDone<Response>),
+      bool (*applied_here)(const storage::MemberTable&, const Request&, const Response&));
 
   Member* member_;
   const Port port_;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The way etcd's docs grow a cluster from one member and shrink it back, with Debian's etcdctl:
+# `member add` on a sole member answers at once (its new second voter is not started yet, so the
+# cluster has no quorum until it is), the new member joins, and removing the leader leaves the other
+# member leading and taking writes.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/cluster_lib.sh"
+run_ctl_at() { OUT=$(ctl_at "$@" 2>"$E2E_DIR/err"); RC=$?; ERR=$(grep -v '"level":"warn"' "$E2E_DIR/err"); }
+
+cluster_start 1
+ctl_at 1 put before-growth 1 >/dev/null
+CLUSTER_N=2; CPORT[2]=$(free_port); PPORT[2]=$(free_port); MPORT[2]=$(free_port)
+START=$(date +%s%N)
+run_ctl_at 1 member add m2 --peer-urls="http://127.0.0.1:${PPORT[2]}"
+ELAPSED_MS=$(( ($(date +%s%N) - START) / 1000000 ))
+check_match "member add on a sole member" "^Member +[0-9a-f]+ added to cluster +[0-9a-f]+" "${OUT:-$ERR}"
+check_match "member add prints the new cluster" "ETCD_INITIAL_CLUSTER=\"m1=http://127.0.0.1:${PPORT[1]},m2=http://127.0.0.1:${PPORT[2]}\"" "$OUT"
+# etcd answers once the change is applied; waiting for a quorum read here would wait for m2.
+check "member add answers at once (${ELAPSED_MS} ms)" 1 "$([ "$ELAPSED_MS" -lt 2000 ] && echo 1 || echo 0)"
+
+member_start 2 --initial-cluster-state existing
+for _ in $(seq 1 100); do [ "$(ctl_at 2 put joined 1 2>/dev/null)" = OK ] && break; sleep 0.1; done
+check "the new member takes writes" "OK" "$(ctl_at 2 put joined 2 2>&1)"
+check "it has what was written before it joined" "before-growth" "$(ctl_at 2 get before-growth --keys-only | head -1)"
+check "member list: two members" 2 "$(ctl_at 1 member list | wc -l)"
+
+# Remove the leader: the change commits with both members, the leader steps away, and the other
+# member elects itself alone.
+L=$(leader_index); O=$(( L % 2 + 1 ))
+LEADER_ID=$(ctl_at "$L" endpoint status | awk -F', ' '{print $2}')
+run_ctl_at "$L" member remove "$LEADER_ID"
+check "removing the leader" "Member $LEADER_ID removed from cluster" "$(awk '{print $1, $2, $3, $4, $5}' <<<"${OUT:-$ERR}")"
+for _ in $(seq 1 50); do kill -0 "${CPID[$L]}" 2>/dev/null || break; sleep 0.1; done
+check "the removed leader shuts down" 1 "$(kill -0 "${CPID[$L]}" 2>/dev/null && echo 0 || echo 1)"
+CPID[$L]=""
+for _ in $(seq 1 100); do [ "$(ctl_at "$O" put after-shrink 1 2>/dev/null)" = OK ] && break; sleep 0.1; done
+check "the other member takes writes alone" "OK" "$(ctl_at "$O" put after-shrink 2 2>&1)"
+check_match "it leads" ", true, false, " "$(ctl_at "$O" endpoint status)"
+check "member list: one member" 1 "$(ctl_at "$O" member list | wc -l)"
+e2e_finish

@@ -1,5 +1,9 @@
 #include "storage/engine.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "rocksdb/env.h"
@@ -19,6 +23,19 @@ absl::Status FromRocks(const rocksdb::Status& s) {
   if (s.IsCorruption()) return absl::DataLossError("storage corrupted: " + s.ToString());
   if (s.IsNotFound()) return absl::NotFoundError(s.ToString());
   return absl::InternalError("storage: " + s.ToString());
+}
+
+// Creates `dir` and any missing parents, each readable by the owner only (etcd's 0700 for its data
+// dir): a database of leases, keys and password hashes is nobody else's business.
+absl::Status MakePrivateDirs(const std::filesystem::path& dir) {
+  std::filesystem::path path;
+  for (const std::filesystem::path& part : dir) {
+    path /= part;
+    if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+      return absl::FailedPreconditionError("cannot create data dir " + path.string() + ": " + std::strerror(errno));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -63,6 +80,9 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir) {
       !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec)) {
     return absl::FailedPreconditionError("data dir " + dir +
                                          " is not empty and holds no Leasehold database");
+  }
+  if (!existed) {
+    if (absl::Status st = MakePrivateDirs(dir); !st.ok()) return st;
   }
   rocksdb::Options options;
   options.create_if_missing = true;

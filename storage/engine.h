@@ -37,8 +37,9 @@ class WalFileSystem;
 
 class Engine {
  public:
-  // Opens (creating if absent) the database in `dir`. Fails with FailedPrecondition when the folder
-  // holds something that is not a Leasehold database, and DataLoss when RocksDB reports corruption.
+  // Opens the database in `dir`, creating it if absent (with any missing parents, each owner-only).
+  // Fails with FailedPrecondition when the folder holds something that is not a Leasehold database
+  // or cannot be created, and DataLoss when RocksDB reports corruption.
   static absl::StatusOr<std::unique_ptr<Engine>> Open(const std::string& dir);
 
   absl::Status Write(rocksdb::WriteBatch* batch, bool sync);

@@ -43,6 +43,19 @@ TEST(EngineTest, SizeCountsWhatTheLogHoldsNotItsPreallocation) {
   EXPECT_LT(size, 100000);
 }
 
+// A data dir whose parents do not exist yet is created with them, each private to its owner, as
+// etcd creates its data dir.
+TEST(EngineTest, CreatesADataDirAndItsMissingParentsPrivate) {
+  testing::TempDir dir;
+  const std::string nested = dir.Sub("a/b/db");
+  auto engine = Engine::Open(nested);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  for (const std::string& created : {dir.Sub("a"), dir.Sub("a/b"), nested}) {
+    const auto perms = std::filesystem::status(created).permissions();
+    EXPECT_EQ(perms & std::filesystem::perms::all, std::filesystem::perms::owner_all) << created;
+  }
+}
+
 // Reopening after a clean close replays nothing lost, and the closed log is trimmed to its contents.
 TEST(EngineTest, ReopensWithEverythingWritten) {
   testing::TempDir dir;

@@ -11,6 +11,7 @@
 #include <grpcpp/server_posix.h>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
 #include "client/leasehold/client.h"
@@ -133,6 +134,13 @@ int Serve(const Flags& flags) {
   sm_options.min_lease_ttl_seconds = MinLeaseTtlSeconds(flags);
   auto state_machine = storage::StateMachine::Open(engine->get(), sm_options);
   if (!state_machine.ok()) return Fail("cannot restore state", state_machine.status());
+  // A member that applied its own removal stays removed, as in etcd: serving on from its old data
+  // would answer serializable reads from a state nobody updates.
+  if ((*state_machine)->members().WasRemoved(identity->member_id())) {
+    LogError("the member has been permanently removed from the cluster", {{"member-id", absl::StrCat(absl::Hex(identity->member_id()))}});
+    LogInfo("the data-dir used by this member must be removed.", {{"data-dir", flags.data_dir}});
+    return 1;
+  }
   auto log_store = storage::RaftLogStore::Open(engine->get());
   if (!log_store.ok()) return Fail("cannot read the raft log", log_store.status());
 

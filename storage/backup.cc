@@ -13,6 +13,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "storage/alarm_table.h"
 #include "storage/bolt_file.h"
+#include "storage/member_table.h"
 #include "storage/raft_log_store.h"
 #include "storage/sha256.h"
 #include "storage/status_macros.h"
@@ -36,7 +37,7 @@ uint32_t ReadU32(std::string_view in) {
 bool IsBackedUp(std::string_view key) {
   if (keys::IsMemberLocal(key) || RaftLogStore::IsConfStateKey(key)) return false;
   if (key == keys::Meta("ci") || AlarmTable::IsAlarmKey(key)) return false;
-  return !key.starts_with(keys::Meta("member/"));
+  return !MemberTable::IsMembershipKey(key);
 }
 
 // etcd's schema for what its tools read from a snapshot: bucket "key" maps a revision (main, '_',

@@ -7,13 +7,19 @@
 namespace leasehold::storage {
 namespace {
 constexpr std::string_view kMemberPrefix = "member/";
+constexpr std::string_view kRemovedPrefix = "removed_member/";  // replicated, so it travels in snapshots
 
-std::string MemberKey(uint64_t id) {
-  std::string name(kMemberPrefix);
+std::string IdKey(std::string_view prefix, uint64_t id) {
+  std::string name(prefix);
   AppendBigEndian64(&name, id);
   return keys::Meta(name);
 }
+std::string MemberKey(uint64_t id) { return IdKey(kMemberPrefix, id); }
 }  // namespace
+
+bool MemberTable::IsMembershipKey(std::string_view key) {
+  return key.starts_with(keys::Meta(kMemberPrefix)) || key.starts_with(keys::Meta(kRemovedPrefix));
+}
 
 absl::Status MemberTable::Restore(const Engine& engine) {
   const std::string prefix = keys::Meta(kMemberPrefix);
@@ -28,6 +34,14 @@ absl::Status MemberTable::Restore(const Engine& engine) {
     members_[record.id()] = std::move(record);
   }
   if (!it->status().ok()) return absl::DataLossError(it->status().ToString());
+  removed_.clear();
+  const std::string removed_prefix = keys::Meta(kRemovedPrefix);
+  auto removed = engine.NewIterator();
+  for (removed->Seek(removed_prefix); removed->Valid() && removed->key().starts_with(removed_prefix); removed->Next()) {
+    if (removed->key().size() != removed_prefix.size() + 8) return absl::DataLossError("malformed removed member key");
+    removed_.insert(ReadBigEndian64(std::string_view(removed->key().data() + removed_prefix.size(), 8)));
+  }
+  if (!removed->status().ok()) return absl::DataLossError(removed->status().ToString());
   return absl::OkStatus();
 }
 
@@ -62,6 +76,8 @@ void MemberTable::ApplyConfChange(const raftpb::ConfChange& change, rocksdb::Wri
     case raftpb::CONF_REMOVE_NODE:
       members_.erase(id);
       batch->Delete(MemberKey(id));
+      removed_.insert(id);
+      batch->Put(IdKey(kRemovedPrefix, id), "");
       break;
     default:
       break;
@@ -100,6 +116,11 @@ std::vector<internalpb::MemberRecord> MemberTable::List() const {
   out.reserve(members_.size());
   for (const auto& [id, record] : members_) out.push_back(record);
   return out;
+}
+
+bool MemberTable::WasRemoved(uint64_t id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return removed_.contains(id);
 }
 
 bool MemberTable::IsLearner(uint64_t id) const {

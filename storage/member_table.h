@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -22,6 +24,10 @@ namespace leasehold::storage {
 
 class MemberTable {
  public:
+  // Whether `key` holds membership (members and removed ids): a restored backup founds a new
+  // cluster with new ids, so backups leave these out.
+  static bool IsMembershipKey(std::string_view key);
+
   // Replaces the members with the persisted ones. DataLoss on a malformed record.
   absl::Status Restore(const Engine& engine);
 
@@ -39,6 +45,9 @@ class MemberTable {
   absl::Status ApplyUpdate(const internalpb::MemberRecord& update, rocksdb::WriteBatch* batch);
 
   std::vector<internalpb::MemberRecord> List() const;  // ordered by id
+  // Whether member `id` was removed from the cluster (etcd's removed set: ids are never reused, and
+  // a removed member must not come back on its old data).
+  bool WasRemoved(uint64_t id) const;
   std::optional<internalpb::MemberRecord> Find(uint64_t id) const;
   // Whether member `id` is in the table as a learner (no copy: asked on every client call).
   bool IsLearner(uint64_t id) const;
@@ -48,6 +57,7 @@ class MemberTable {
 
   mutable absl::Mutex mu_;
   std::map<uint64_t, internalpb::MemberRecord> members_ ABSL_GUARDED_BY(mu_);
+  std::set<uint64_t> removed_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace leasehold::storage

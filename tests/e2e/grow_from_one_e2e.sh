@@ -2,7 +2,7 @@
 # The way etcd's docs grow a cluster from one member and shrink it back, with Debian's etcdctl:
 # `member add` on a sole member answers at once (its new second voter is not started yet, so the
 # cluster has no quorum until it is), the new member joins, and removing the leader leaves the other
-# member leading and taking writes.
+# member leading and taking writes; the removed member, started again, refuses to serve.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
 run_ctl_at() { OUT=$(ctl_at "$@" 2>"$E2E_DIR/err"); RC=$?; ERR=$(grep -v '"level":"warn"' "$E2E_DIR/err"); }
@@ -14,7 +14,8 @@ START=$(date +%s%N)
 run_ctl_at 1 member add m2 --peer-urls="http://127.0.0.1:${PPORT[2]}"
 ELAPSED_MS=$(( ($(date +%s%N) - START) / 1000000 ))
 check_match "member add on a sole member" "^Member +[0-9a-f]+ added to cluster +[0-9a-f]+" "${OUT:-$ERR}"
-check_match "member add prints the new cluster" "ETCD_INITIAL_CLUSTER=\"m1=http://127.0.0.1:${PPORT[1]},m2=http://127.0.0.1:${PPORT[2]}\"" "$OUT"
+M1="m1=http://127.0.0.1:${PPORT[1]}" M2="m2=http://127.0.0.1:${PPORT[2]}"  # listed in member id order
+check_match "member add prints the new cluster" "ETCD_INITIAL_CLUSTER=\"($M1,$M2|$M2,$M1)\"" "$OUT"
 # etcd answers once the change is applied; waiting for a quorum read here would wait for m2.
 check "member add answers at once (${ELAPSED_MS} ms)" 1 "$([ "$ELAPSED_MS" -lt 2000 ] && echo 1 || echo 0)"
 
@@ -37,4 +38,13 @@ for _ in $(seq 1 100); do [ "$(ctl_at "$O" put after-shrink 1 2>/dev/null)" = OK
 check "the other member takes writes alone" "OK" "$(ctl_at "$O" put after-shrink 2 2>&1)"
 check_match "it leads" ", true, false, " "$(ctl_at "$O" endpoint status)"
 check "member list: one member" 1 "$(ctl_at "$O" member list | wc -l)"
+
+# The removed member, started again on its old data, refuses to serve, as etcd's does.
+"$LEASEHOLD_BIN" $(cluster_flags "$L") --initial-cluster-state existing >>"$E2E_DIR/m$L.log" 2>&1 &
+RESTARTED=$!
+for _ in $(seq 1 100); do kill -0 "$RESTARTED" 2>/dev/null || break; sleep 0.1; done
+wait "$RESTARTED" 2>/dev/null; RC=$?
+check "the removed member, restarted, exits with an error" 1 "$RC"
+check "it says why" 1 "$(grep -c '"the member has been permanently removed from the cluster"' "$E2E_DIR/m$L.log")"
+check "the other member still takes writes" "OK" "$(ctl_at "$O" put after-restart 1 2>&1)"
 e2e_finish

@@ -521,5 +521,42 @@ TEST_F(StateMachineTest, MemberTableSaysWhoIsALearner) {
   EXPECT_FALSE(sm_->members().IsLearner(2));
 }
 
+// etcd's removed set: a removed member stays removed across restarts and in snapshots, so that it
+// can be refused if it comes back on its old data.
+TEST_F(StateMachineTest, MemberTableRemembersWhoWasRemoved) {
+  auto change = [&](raftpb::ConfChangeType type, uint64_t id) {
+    raftpb::ConfChange c;
+    c.set_type(type);
+    c.set_node_id(id);
+    sm_->ApplyConfChange(next_index_++, c, raftpb::ConfState());
+    sm_->FlushApplied();
+  };
+  change(raftpb::CONF_ADD_VOTER, 1);
+  change(raftpb::CONF_ADD_VOTER, 2);
+  change(raftpb::CONF_REMOVE_NODE, 2);
+  EXPECT_TRUE(sm_->members().WasRemoved(2));
+  EXPECT_FALSE(sm_->members().WasRemoved(1));
+  EXPECT_FALSE(sm_->members().WasRemoved(3));  // never a member
+  EXPECT_FALSE(sm_->members().Find(2).has_value());
+  Reopen();
+  EXPECT_TRUE(sm_->members().WasRemoved(2));
+  EXPECT_EQ(sm_->members().List().size(), 1u);
+  EXPECT_TRUE(MemberTable::IsMembershipKey(keys::Meta("removed_member/12345678")));
+  EXPECT_FALSE(MemberTable::IsMembershipKey(keys::Meta("identity")));
+
+  std::string dump;
+  ASSERT_TRUE(sm_->Dump(&dump).ok());
+  testing::TempDir other;
+  std::unique_ptr<Engine> engine;
+  std::unique_ptr<StateMachine> copy;
+  ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(other.Sub("db"), &engine, &copy));
+  rocksdb::WriteBatch batch;
+  ASSERT_TRUE(copy->PrepareInstall(dump, 100, &batch).ok());
+  ASSERT_TRUE(engine->Write(&batch, true).ok());
+  ASSERT_TRUE(copy->ReloadFromEngine().ok());
+  EXPECT_TRUE(copy->members().WasRemoved(2));
+  EXPECT_FALSE(copy->members().WasRemoved(1));
+}
+
 }  // namespace
 }  // namespace leasehold::storage

@@ -2,7 +2,8 @@
 //
 // Processing order (the contract the application must follow):
 //   1. persist `snapshot` (if any), `entries` and `hard_state` (if set) to Storage;
-//   2. only then send `messages`;
+//   2. only then send `messages` (a leader may send them before step 1 when
+//      `may_send_before_persisting` is set; it must still finish step 1 before it steps any reply);
 //   3. apply `snapshot` and then `committed_entries` to the state machine (for conf change
 //      entries, call Node::ApplyConfChange);
 //   4. serve each of `read_states` once the state machine has applied its index;

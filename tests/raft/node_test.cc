@@ -152,6 +152,26 @@ TEST(NodeTest, ALeaderMaySendItsAppendsBeforePersistingThem) {
   ASSERT_TRUE(follower->Step(append).ok());
   rd = follower->GetReady();
   ASSERT_FALSE(rd.messages.empty());
+  EXPECT_FALSE(rd.may_send_before_persisting);  // its first answer also carries a new term
+  Persist(fs, rd);
+  follower->Advance(rd);
+  pb::Message more;  // the leader's next append: same term, so only the role keeps the answer back
+  more.set_type(pb::MSG_APPEND);
+  more.set_from(1);
+  more.set_to(2);
+  more.set_term(1);
+  more.set_index(1);
+  more.set_log_term(1);
+  more.set_commit(1);
+  pb::Entry* entry = more.add_entries();
+  entry->set_term(1);
+  entry->set_index(2);
+  entry->set_data("a");
+  ASSERT_TRUE(follower->Step(more).ok());
+  rd = follower->GetReady();
+  ASSERT_EQ(rd.entries.size(), 1u);
+  ASSERT_FALSE(rd.messages.empty());
+  ASSERT_FALSE(rd.hard_state.has_value() && rd.hard_state->term() != 1u);
   EXPECT_FALSE(rd.may_send_before_persisting);
 }
 

@@ -147,8 +147,15 @@ int Serve(const Flags& flags) {
   WatchHub watch_hub(state_machine->get());
   NodeLoop* node_for_reports = nullptr;  // set below, before any message can be sent
   PeerTransport transport(identity->member_id(), identity->cluster_id(), &(*state_machine)->members(),
-                          cluster->peer_urls, flags.peer_tls, [&node_for_reports](uint64_t to, bool delivered) {
+                          cluster->peer_urls, flags.peer_tls,
+                          [&node_for_reports](uint64_t to, bool delivered) {
                             node_for_reports->ReportSnapshot(to, delivered);
+                          },
+                          [] {
+                            // Removed while it was away: it never applied its own removal.
+                            LogError("the member has been permanently removed from the cluster");
+                            LogInfo("the data-dir used by this member must be removed.");
+                            kill(getpid(), SIGTERM);
                           });
   const int64_t request_timeout_ms = 5000 + 2 * flags.election_timeout_ms;  // etcd's
 

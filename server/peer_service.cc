@@ -1,5 +1,6 @@
 #include "server/peer_service.h"
 
+#include "server/peer_transport.h"
 #include "server/propose_reactor.h"
 
 namespace leasehold::server {
@@ -8,7 +9,10 @@ namespace {
 // Reads batches until the sender closes the stream, handing each to the node loop.
 class DeliverReactor final : public grpc::ServerReadReactor<peerpb::MessageBatch> {
  public:
-  DeliverReactor(uint64_t cluster_id, NodeLoop* node) : cluster_id_(cluster_id), node_(node) { StartRead(&batch_); }
+  DeliverReactor(uint64_t cluster_id, const storage::MemberTable* members, NodeLoop* node)
+      : cluster_id_(cluster_id), members_(members), node_(node) {
+    StartRead(&batch_);
+  }
 
   void OnReadDone(bool ok) override {
     if (!ok) {
@@ -17,6 +21,10 @@ class DeliverReactor final : public grpc::ServerReadReactor<peerpb::MessageBatch
     }
     if (batch_.cluster_id() != cluster_id_) {
       Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "leasehold: message from a member of another cluster"));
+      return;
+    }
+    if (members_->WasRemoved(batch_.from())) {
+      Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(kRemovedMemberRefusal)));
       return;
     }
     std::vector<raftpb::Message> messages(std::make_move_iterator(batch_.mutable_messages()->begin()),
@@ -29,6 +37,7 @@ class DeliverReactor final : public grpc::ServerReadReactor<peerpb::MessageBatch
 
  private:
   const uint64_t cluster_id_;
+  const storage::MemberTable* const members_;
   NodeLoop* const node_;
   peerpb::MessageBatch batch_;
 };
@@ -94,7 +103,7 @@ grpc::ServerReadReactor<peerpb::SnapshotChunk>* PeerService::SendSnapshot(grpc::
 
 grpc::ServerReadReactor<peerpb::MessageBatch>* PeerService::Deliver(grpc::CallbackServerContext* context,
                                                                     peerpb::DeliverAck* ack) {
-  return new DeliverReactor(member_->config().cluster_id, node_);
+  return new DeliverReactor(member_->config().cluster_id, &member_->state_machine().members(), node_);
 }
 
 grpc::ServerUnaryReactor* PeerService::LeaseRenew(grpc::CallbackServerContext* context,

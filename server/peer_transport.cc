@@ -115,7 +115,12 @@ class PeerTransport::Peer {
       }
       batch.clear();
       if (!ok) {
-        writer->Finish().IgnoreError();
+        const grpc::Status status = writer->Finish();
+        if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+            status.error_message() == kRemovedMemberRefusal && transport_->report_removed_ &&
+            !transport_->removed_reported_.exchange(true)) {
+          transport_->report_removed_();
+        }
         absl::MutexLock lock(&mu_);
         writer.reset();
         context_.reset();
@@ -168,13 +173,14 @@ class PeerTransport::Peer {
 
 PeerTransport::PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
                              std::map<uint64_t, std::string> initial_peer_urls, TlsFiles tls,
-                             SnapshotReport report_snapshot)
+                             SnapshotReport report_snapshot, RemovedReport report_removed)
     : self_id_(self_id),
       cluster_id_(cluster_id),
       members_(members),
       initial_peer_urls_(std::move(initial_peer_urls)),
       tls_(std::move(tls)),
-      report_snapshot_(std::move(report_snapshot)) {}
+      report_snapshot_(std::move(report_snapshot)),
+      report_removed_(std::move(report_removed)) {}
 
 PeerTransport::~PeerTransport() { Stop(); }
 

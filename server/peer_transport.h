@@ -11,11 +11,13 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -28,16 +30,25 @@
 
 namespace leasehold::server {
 
+// How a member refuses the messages of one removed from the cluster (RaftPeer.Deliver ends with
+// FailedPrecondition and this message), as etcd's peers answer 410 Gone: the sender learns it is
+// out even if it missed its own removal while it was down.
+inline constexpr std::string_view kRemovedMemberRefusal = "the member has been permanently removed from the cluster";
+
 class PeerTransport : public MessageSender {
  public:
   // Told whether a snapshot message reached a peer (Raft's ReportSnapshot). Called on a sender
   // thread.
   using SnapshotReport = std::function<void(uint64_t to, bool delivered)>;
+  // Told, once, that a peer refused this member as removed from the cluster. Called on a sender
+  // thread.
+  using RemovedReport = std::function<void()>;
 
   // `members` is not owned and must outlive this object. `initial_peer_urls`: member id -> URL.
   // `tls`: the certificates for https:// peer URLs (--peer-*; see tls.h).
   PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
-                std::map<uint64_t, std::string> initial_peer_urls, TlsFiles tls, SnapshotReport report_snapshot);
+                std::map<uint64_t, std::string> initial_peer_urls, TlsFiles tls, SnapshotReport report_snapshot,
+                RemovedReport report_removed);
   ~PeerTransport() override;
 
   void Send(std::vector<raftpb::Message> messages) override;
@@ -58,6 +69,8 @@ class PeerTransport : public MessageSender {
   const std::map<uint64_t, std::string> initial_peer_urls_;
   const TlsFiles tls_;
   const SnapshotReport report_snapshot_;
+  const RemovedReport report_removed_;
+  std::atomic<bool> removed_reported_{false};
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::map<uint64_t, std::unique_ptr<Peer>> peers_ ABSL_GUARDED_BY(mu_);

@@ -2,7 +2,8 @@
 # The way etcd's docs grow a cluster from one member and shrink it back, with Debian's etcdctl:
 # `member add` on a sole member answers at once (its new second voter is not started yet, so the
 # cluster has no quorum until it is), the new member joins, and removing the leader leaves the other
-# member leading and taking writes; the removed member, started again, refuses to serve.
+# member leading and taking writes; the removed member, started again, refuses to serve; and a
+# member removed while it was down is refused by its peers when it comes back, and stops.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
 run_ctl_at() { OUT=$(ctl_at "$@" 2>"$E2E_DIR/err"); RC=$?; ERR=$(grep -v '"level":"warn"' "$E2E_DIR/err"); }
@@ -43,8 +44,42 @@ check "member list: one member" 1 "$(ctl_at "$O" member list | wc -l)"
 "$LEASEHOLD_BIN" $(cluster_flags "$L") --initial-cluster-state existing >>"$E2E_DIR/m$L.log" 2>&1 &
 RESTARTED=$!
 for _ in $(seq 1 100); do kill -0 "$RESTARTED" 2>/dev/null || break; sleep 0.1; done
+kill -9 "$RESTARTED" 2>/dev/null  # still serving after 10 s: the check below fails, the test goes on
 wait "$RESTARTED" 2>/dev/null; RC=$?
 check "the removed member, restarted, exits with an error" 1 "$RC"
 check "it says why" 1 "$(grep -c '"the member has been permanently removed from the cluster"' "$E2E_DIR/m$L.log")"
 check "the other member still takes writes" "OK" "$(ctl_at "$O" put after-restart 1 2>&1)"
+
+# Grow to three again, then remove a member while it is down: it never applies its removal, so
+# when it comes back its peers refuse it (etcd's 410 Gone) and it stops.
+add_member() { # i: adds and starts member i through member O
+  CLUSTER_N=$1; CPORT[$1]=$(free_port); PPORT[$1]=$(free_port); MPORT[$1]=$(free_port)
+  ctl_at "$O" member add "m$1" --peer-urls="http://127.0.0.1:${PPORT[$1]}" >/dev/null
+  # Its --initial-cluster: the current members and itself (the removed one is gone).
+  local initial="" id url
+  while IFS=', ' read -r id _ name url _; do initial+="${initial:+,}$name=$url"; done < <(ctl_at "$O" member list | grep -v ', unstarted, ')
+  initial+=",m$1=http://127.0.0.1:${PPORT[$1]}"
+  # shellcheck disable=SC2046
+  "$LEASEHOLD_BIN" $(cluster_flags "$1" | sed "s|--initial-cluster [^ ]*|--initial-cluster $initial|") \
+    --initial-cluster-state existing >>"$E2E_DIR/m$1.log" 2>&1 &
+  CPID[$1]=$!
+  for _ in $(seq 1 100); do [ "$(ctl_at "$1" put "joined-$1" 1 2>/dev/null)" = OK ] && break; sleep 0.1; done
+}
+add_member 3
+sleep 6  # a voter is added only while every voter has been active a while (etcd's check)
+add_member 4
+check "three members again" 3 "$(ctl_at "$O" member list | grep -c ', started, ')"
+DOWN_ID=$(ctl_at 4 endpoint status | awk -F', ' '{print $2}')
+member_stop 4 KILL
+run_ctl_at "$O" member remove "$DOWN_ID"
+check "removing a member that is down" "Member $DOWN_ID removed from cluster" "$(awk '{print $1, $2, $3, $4, $5}' <<<"${OUT:-$ERR}")"
+# shellcheck disable=SC2046
+"$LEASEHOLD_BIN" $(cluster_flags 4) --initial-cluster-state existing >>"$E2E_DIR/m4.log" 2>&1 &
+RESTARTED=$!
+for _ in $(seq 1 100); do kill -0 "$RESTARTED" 2>/dev/null || break; sleep 0.1; done
+check "the member removed while down stops once its peers refuse it" 1 "$(kill -0 "$RESTARTED" 2>/dev/null && echo 0 || echo 1)"
+kill -9 "$RESTARTED" 2>/dev/null
+wait "$RESTARTED" 2>/dev/null
+check "it says why" 1 "$(grep -c '"the member has been permanently removed from the cluster"' "$E2E_DIR/m4.log")"
+check "the two others take writes" "OK OK" "$(ctl_at "$O" put final 1 2>&1) $(ctl_at 3 put final 2 2>&1)"
 e2e_finish

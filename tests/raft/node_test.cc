@@ -25,6 +25,16 @@ void Persist(MemoryStorage& storage, const Ready& rd) {
   if (rd.hard_state) storage.SetHardState(*rd.hard_state);
 }
 
+// Node 2's vote for node 1 in term 1.
+pb::Message VoteFromNode2() {
+  pb::Message vote;
+  vote.set_type(pb::MSG_VOTE_RESPONSE);
+  vote.set_from(2);
+  vote.set_to(1);
+  vote.set_term(1);
+  return vote;
+}
+
 TEST(NodeTest, ConfigValidation) {
   MemoryStorage s;
   Config c;
@@ -85,12 +95,7 @@ TEST(NodeTest, MessagesAccompanyEntriesToPersistFirst) {
   EXPECT_EQ(rd.messages[0].type(), pb::MSG_VOTE);
   Persist(s, rd);
   node->Advance(rd);
-  pb::Message vote;
-  vote.set_type(pb::MSG_VOTE_RESPONSE);
-  vote.set_from(2);
-  vote.set_to(1);
-  vote.set_term(1);
-  ASSERT_TRUE(node->Step(vote).ok());
+  ASSERT_TRUE(node->Step(VoteFromNode2()).ok());
   rd = node->GetReady();
   EXPECT_EQ(rd.soft_state->role, Role::kLeader);
   ASSERT_EQ(rd.entries.size(), 1u);
@@ -110,12 +115,7 @@ TEST(NodeTest, ALeaderMaySendItsAppendsBeforePersistingThem) {
   EXPECT_FALSE(rd.may_send_before_persisting);  // a candidate's vote request needs its vote on disk
   Persist(s, rd);
   node->Advance(rd);
-  pb::Message vote;
-  vote.set_type(pb::MSG_VOTE_RESPONSE);
-  vote.set_from(2);
-  vote.set_to(1);
-  vote.set_term(1);
-  ASSERT_TRUE(node->Step(vote).ok());
+  ASSERT_TRUE(node->Step(VoteFromNode2()).ok());
   rd = node->GetReady();
   ASSERT_EQ(rd.soft_state->role, Role::kLeader);
   ASSERT_EQ(rd.entries.size(), 1u);

@@ -214,17 +214,11 @@ TEST_F(AuthStateTest, SurvivesARestartAndTravelsInSnapshots) {
   EXPECT_TRUE(sm_->auth().enabled());
   EXPECT_EQ(sm_->auth().revision(), revision);
   EXPECT_EQ(Put("/c", "alice"), errors::PermissionDenied());
-  std::string dump;
-  ASSERT_TRUE(sm_->Dump(&dump).ok());
 
   testing::TempDir other;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<StateMachine> copy;
-  ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(other.Sub("db"), &engine, &copy));
-  rocksdb::WriteBatch batch;
-  ASSERT_TRUE(copy->PrepareInstall(dump, 100, &batch).ok());
-  ASSERT_TRUE(engine->Write(&batch, true).ok());
-  ASSERT_TRUE(copy->ReloadFromEngine().ok());
+  ASSERT_NO_FATAL_FAILURE(testing::CopyBySnapshot(*sm_, other.Sub("db"), &engine, &copy));
   EXPECT_TRUE(copy->auth().enabled());
   EXPECT_EQ(copy->auth().UserNames(), (std::vector<std::string>{"alice", "root"}));
   EXPECT_TRUE(copy->auth().CheckRange("alice", "/a/", "/a0", Access::kRead).ok());

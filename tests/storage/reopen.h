@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "rocksdb/write_batch.h"
 #include "storage/engine.h"
 #include "storage/state_machine.h"
 
@@ -23,6 +24,19 @@ inline void ReopenStateMachine(const std::string& dir, std::unique_ptr<storage::
   auto machine = storage::StateMachine::Open(engine->get(), storage::StateMachine::Options{});
   ASSERT_TRUE(machine.ok()) << machine.status();
   *sm = std::move(*machine);
+}
+
+// Opens a fresh state machine in `dir` and installs `from`'s snapshot into it, as a lagging member
+// does (applied up to index 100). Call through ASSERT_NO_FATAL_FAILURE.
+inline void CopyBySnapshot(const storage::StateMachine& from, const std::string& dir,
+                           std::unique_ptr<storage::Engine>* engine, std::unique_ptr<storage::StateMachine>* copy) {
+  std::string dump;
+  ASSERT_TRUE(from.Dump(&dump).ok());
+  ASSERT_NO_FATAL_FAILURE(ReopenStateMachine(dir, engine, copy));
+  rocksdb::WriteBatch batch;
+  ASSERT_TRUE((*copy)->PrepareInstall(dump, 100, &batch).ok());
+  ASSERT_TRUE((*engine)->Write(&batch, true).ok());
+  ASSERT_TRUE((*copy)->ReloadFromEngine().ok());
 }
 
 }  // namespace leasehold::testing

@@ -544,16 +544,10 @@ TEST_F(StateMachineTest, MemberTableRemembersWhoWasRemoved) {
   EXPECT_TRUE(MemberTable::IsMembershipKey(keys::Meta("removed_member/12345678")));
   EXPECT_FALSE(MemberTable::IsMembershipKey(keys::Meta("identity")));
 
-  std::string dump;
-  ASSERT_TRUE(sm_->Dump(&dump).ok());
   testing::TempDir other;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<StateMachine> copy;
-  ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(other.Sub("db"), &engine, &copy));
-  rocksdb::WriteBatch batch;
-  ASSERT_TRUE(copy->PrepareInstall(dump, 100, &batch).ok());
-  ASSERT_TRUE(engine->Write(&batch, true).ok());
-  ASSERT_TRUE(copy->ReloadFromEngine().ok());
+  ASSERT_NO_FATAL_FAILURE(testing::CopyBySnapshot(*sm_, other.Sub("db"), &engine, &copy));
   EXPECT_TRUE(copy->members().WasRemoved(2));
   EXPECT_FALSE(copy->members().WasRemoved(1));
 }

@@ -76,20 +76,16 @@ grpc::ServerUnaryReactor* ClusterService::RouteToLeader(
         // leaves no quorum running (a second voter added to one, not yet started). Otherwise this
         // member waits for its apply; should that fail (it is cut off, or removed), the leader's
         // list stands.
-        if (applied_here(member_->state_machine().members(), request, *response)) {
-          response->clear_members();
-          member_->ListMembers(response->mutable_members());
-          FillMembersHeader(member_, response);
-          return reactor->Finish(grpc::Status::OK);
-        }
-        member_->proposer().ReadBarrier([this, reactor, response](absl::Status applied) {
-          if (applied.ok()) {
+        auto finish = [this, reactor, response](bool own_list) {
+          if (own_list) {
             response->clear_members();
             member_->ListMembers(response->mutable_members());
           }
           FillMembersHeader(member_, response);
           reactor->Finish(grpc::Status::OK);
-        });
+        };
+        if (applied_here(member_->state_machine().members(), request, *response)) return finish(true);
+        member_->proposer().ReadBarrier([finish](absl::Status applied) { finish(applied.ok()); });
       });
   return reactor;
 }

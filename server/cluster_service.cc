@@ -35,9 +35,11 @@ bool AddAppliedHere(const storage::MemberTable& members, const etcdserverpb::Mem
                     const etcdserverpb::MemberAddResponse& answer) {
   return members.Find(answer.member().id()).has_value();
 }
+// A removal by the removed set rather than by the id's absence: a member that has not yet applied
+// the id's addition does not list it either, but has not applied its removal.
 bool RemoveAppliedHere(const storage::MemberTable& members, const etcdserverpb::MemberRemoveRequest& request,
                        const etcdserverpb::MemberRemoveResponse&) {
-  return !members.Find(request.id()).has_value();
+  return members.WasRemoved(request.id());
 }
 bool PromoteAppliedHere(const storage::MemberTable& members, const etcdserverpb::MemberPromoteRequest& request,
                         const etcdserverpb::MemberPromoteResponse&) {

@@ -144,7 +144,7 @@ int Serve(const Flags& flags) {
   auto log_store = storage::RaftLogStore::Open(engine->get());
   if (!log_store.ok()) return Fail("cannot read the raft log", log_store.status());
 
-  WatchHub watch_hub(state_machine->get());
+  WatchHub watch_hub(state_machine->get(), absl::Milliseconds(flags.watch_progress_notify_interval_ms));
   NodeLoop* node_for_reports = nullptr;  // set below, before any message can be sent
   PeerTransport transport(identity->member_id(), identity->cluster_id(), &(*state_machine)->members(),
                           cluster->peer_urls, flags.peer_tls,
@@ -273,8 +273,7 @@ int Serve(const Flags& flags) {
   builder.RegisterService(&lease);
   builder.RegisterService(&maintenance);
   builder.RegisterService(&cluster_service);
-  WatchService watch(&member, &watch_hub, absl::Milliseconds(flags.watch_progress_notify_interval_ms),
-                     absl::Milliseconds(flags.election_timeout_ms), builder);
+  WatchService watch(&member, &watch_hub, absl::Milliseconds(flags.election_timeout_ms), builder);
   builder.RegisterService(&watch);
   builder.RegisterService(&lock_service);
   builder.RegisterService(&election_service);

@@ -1,6 +1,7 @@
 #include "server/watch_hub.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <tuple>
@@ -53,10 +54,11 @@ const grpc::Slice& SharedEvents::Encoded(bool prev_kv) const {
   return encoded_[variant];
 }
 
-WatchHub::WatchHub(storage::StateMachine* state_machine)
+WatchHub::WatchHub(storage::StateMachine* state_machine, absl::Duration progress_interval)
     : state_machine_(state_machine),
       fan_out_(static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency())))),
-      published_revision_(state_machine->revision()) {}
+      published_revision_(state_machine->revision()),
+      progress_interval_ms_(std::max<int64_t>(1, absl::ToInt64Milliseconds(progress_interval))) {}
 
 int64_t WatchHub::published_revision() const {
   absl::MutexLock lock(&mu_);
@@ -293,15 +295,43 @@ bool WatchHub::Remove(WatchSink* sink, int64_t watch_id) {
   return removed;
 }
 
-void WatchHub::NotifyProgress() {
+namespace {
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+void WatchHub::OpenStream(WatchSink* sink) {
   absl::MutexLock lock(&mu_);
-  for (auto& [sink, watchers] : watchers_) {
-    for (auto& [id, w] : watchers) {
+  const int64_t period = progress_interval_ms_ + absl::Uniform<int64_t>(jitter_, 0, progress_interval_ms_ / 10 + 1);
+  const int64_t due = SteadyMs() + period;
+  if (!tickers_.emplace(sink, ProgressTicker{due, period}).second) return;
+  tickers_by_due_.emplace(due, sink);
+}
+
+absl::Duration WatchHub::NotifyProgress() {
+  absl::MutexLock lock(&mu_);
+  const int64_t now = SteadyMs();
+  while (!tickers_by_due_.empty() && tickers_by_due_.begin()->first <= now) {
+    WatchSink* sink = tickers_by_due_.begin()->second;
+    tickers_by_due_.erase(tickers_by_due_.begin());
+    ProgressTicker& ticker = tickers_[sink];
+    // Like Go's ticker, a tick missed while the thread was held up is dropped, not made up for.
+    ticker.due_ms += ticker.period_ms;
+    if (ticker.due_ms <= now) ticker.due_ms = now + ticker.period_ms;
+    tickers_by_due_.emplace(ticker.due_ms, sink);
+    auto it = watchers_.find(sink);
+    if (it == watchers_.end()) continue;
+    for (auto& [id, w] : it->second) {
       if (!w.spec.progress_notify || w.lagging) continue;
       if (w.idle) sink->Progress(id, published_revision_);
       w.idle = true;
     }
   }
+  const int64_t next = tickers_by_due_.empty() ? now + progress_interval_ms_
+                                               : std::min(tickers_by_due_.begin()->first, now + progress_interval_ms_);
+  return absl::Milliseconds(next - now);
 }
 
 void WatchHub::NotifyNoLeader() {
@@ -311,6 +341,10 @@ void WatchHub::NotifyNoLeader() {
 
 void WatchHub::RemoveAll(WatchSink* sink) {
   absl::MutexLock lock(&mu_);
+  if (auto ticker = tickers_.find(sink); ticker != tickers_.end()) {
+    tickers_by_due_.erase({ticker->second.due_ms, sink});
+    tickers_.erase(ticker);
+  }
   auto it = watchers_.find(sink);
   if (it == watchers_.end()) return;
   for (auto& [id, w] : it->second) by_range_.Erase(w.spec.key, w.spec.range_end, &w);

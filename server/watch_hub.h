@@ -10,7 +10,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <grpcpp/support/slice.h>
@@ -19,8 +21,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "mvccpb/kv.pb.h"
 #include "server/key_range_index.h"
 #include "server/parallel_for.h"
@@ -82,7 +86,8 @@ class WatchSink {
 
 class WatchHub {
  public:
-  explicit WatchHub(storage::StateMachine* state_machine);
+  // `progress_interval`: etcd's --experimental-watch-progress-notify-interval.
+  WatchHub(storage::StateMachine* state_machine, absl::Duration progress_interval);
 
   // Called by the apply thread after the group holding these events has been flushed; `revision` is
   // the store revision after the group. Serves the first few streams with a matching watcher, then
@@ -107,9 +112,15 @@ class WatchHub {
   // a snapshot): every watcher is caught up from history, or told it was compacted away.
   void Resync(int64_t revision);
 
-  // Sends a progress notification to every watcher that asked for them, is caught up and was sent
-  // no event since the previous call (etcd's progress-notify ticker).
-  void NotifyProgress();
+  // A stream has opened: its progress ticker starts now (see NotifyProgress). RemoveAll stops it.
+  void OpenStream(WatchSink* sink);
+  // etcd's progress notifications, from one ticker per stream started when the stream opened, each
+  // with a period of the interval plus up to a tenth of it at random (streams opened together do
+  // not all fire together). For each stream whose ticker is due, sends a progress notification to
+  // every watcher that asked for them, is caught up and was sent no event since that stream's
+  // previous tick. So a new watch hears nothing for at least an interval, as with etcd. Returns how
+  // long until the next ticker is due (at most an interval).
+  absl::Duration NotifyProgress();
   // Tells every sink that this member has been without a leader (etcd's require-leader streams).
   void NotifyNoLeader();
 
@@ -171,6 +182,15 @@ class WatchHub {
   // Every watcher of watchers_, by its range: a publish visits only the watchers of its keys.
   KeyRangeIndex<Watcher> by_range_ ABSL_GUARDED_BY(mu_);
   uint64_t collections_ ABSL_GUARDED_BY(mu_) = 0;  // WatchersOfKeysLocked calls so far
+  // Each open stream's progress ticker (steady-clock milliseconds), and the tickers by due time.
+  struct ProgressTicker {
+    int64_t due_ms;
+    int64_t period_ms;
+  };
+  const int64_t progress_interval_ms_;
+  absl::flat_hash_map<WatchSink*, ProgressTicker> tickers_ ABSL_GUARDED_BY(mu_);
+  std::set<std::pair<int64_t, WatchSink*>> tickers_by_due_ ABSL_GUARDED_BY(mu_);
+  absl::BitGen jitter_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace leasehold::server

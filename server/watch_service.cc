@@ -21,11 +21,12 @@ class RefusedStream final : public AsyncBidiReactor {
 };
 }  // namespace
 
-WatchService::WatchService(Member* member, WatchHub* hub, absl::Duration progress_interval,
-                           absl::Duration election_timeout, grpc::ServerBuilder& builder)
+WatchService::WatchService(Member* member, WatchHub* hub, absl::Duration election_timeout,
+                           grpc::ServerBuilder& builder)
     : member_(member), hub_(hub), streams_(builder, kStreamQueues) {
-  ticker_ = std::thread([this, progress_interval] {
-    while (!stop_.WaitForNotificationWithTimeout(progress_interval)) hub_->NotifyProgress();
+  ticker_ = std::thread([this] {
+    while (!stop_.WaitForNotificationWithTimeout(hub_->NotifyProgress())) {
+    }
   });
   leader_monitor_ = std::thread([this, election_timeout] {
     constexpr int kLooksWithoutLeader = 3;  // etcd's maxNoLeaderCnt

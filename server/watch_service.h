@@ -1,7 +1,6 @@
 // etcdserverpb.Watch: one WatchStream per call, served from StreamQueues and all fed by the member's
-// WatchHub; a ticker thread sends progress notifications to idle watchers that asked for them
-// (etcd's --experimental-watch-progress-notify-interval), and a monitor ends require-leader streams
-// while this member has no leader.
+// WatchHub; a ticker thread fires the streams' progress tickers (WatchHub::NotifyProgress), and a
+// monitor ends require-leader streams while this member has no leader.
 #pragma once
 
 #include <thread>
@@ -22,8 +21,7 @@ class WatchService final : public etcdserverpb::Watch::WithRawMethod_Watch<etcds
   // `election_timeout`: how often to look for a leader; after three looks without one, streams that
   // require a leader end (etcd's monitorLeader). `builder`: the server this service is registered
   // with, before its BuildAndStart (the streams' completion queues are added to it).
-  WatchService(Member* member, WatchHub* hub, absl::Duration progress_interval, absl::Duration election_timeout,
-               grpc::ServerBuilder& builder);
+  WatchService(Member* member, WatchHub* hub, absl::Duration election_timeout, grpc::ServerBuilder& builder);
   ~WatchService();
   // After the server's BuildAndStart: accepts streams.
   void Start();

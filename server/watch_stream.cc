@@ -10,6 +10,7 @@ namespace leasehold::server {
 WatchStream::WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader, std::string auth_token)
     : AsyncBidiReactor(call),
       member_(member), hub_(hub), require_leader_(require_leader), auth_token_(std::move(auth_token)) {
+  hub_->OpenStream(this);
   StartRead(&request_bytes_);
 }
 

@@ -577,6 +577,34 @@ TEST(ClientTest, IdleWatchersGetProgressNotificationsWhenTheyAskForThem) {
                            absl::Seconds(3)));
 }
 
+// etcd runs a progress ticker per stream, started when the stream opens: a watch made on a new
+// stream hears nothing for at least the interval, however long the server has been up.
+TEST(ClientTest, ANewStreamsFirstProgressNotificationComesAnIntervalAfterItOpened) {
+  TestServer server({"--experimental-watch-progress-notify-interval=1s"});
+  // Half an interval after the server began: a ticker shared by every stream and started with the
+  // server would fire about half an interval after this stream opened.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  RawWatchStream raw(server.endpoint());
+  const auto opened = std::chrono::steady_clock::now();
+  etcdserverpb::WatchRequest request;
+  request.mutable_create_request()->set_key("p");
+  request.mutable_create_request()->set_progress_notify(true);
+  ASSERT_TRUE(raw.stream->Write(request));
+  etcdserverpb::WatchResponse response;
+  ASSERT_TRUE(raw.stream->Read(&response));
+  ASSERT_TRUE(response.created()) << response.ShortDebugString();
+  for (int notification = 1; notification <= 2; ++notification) {
+    ASSERT_TRUE(raw.stream->Read(&response));
+    const auto elapsed = std::chrono::steady_clock::now() - opened;
+    EXPECT_TRUE(response.events_size() == 0 && !response.created() && !response.canceled())
+        << response.ShortDebugString();
+    // The period is the interval plus up to a tenth of it; the upper bound leaves room for a slow host.
+    EXPECT_GE(elapsed, notification * std::chrono::milliseconds(1000)) << "notification " << notification;
+    EXPECT_LT(elapsed, notification * std::chrono::milliseconds(1100) + std::chrono::milliseconds(1500))
+        << "notification " << notification;
+  }
+}
+
 TEST(ClientTest, ACompactedStartRevisionEndsTheWatchAsEtcdReportsIt) {
   TestServer server;
   auto client = Connect({server.endpoint()});

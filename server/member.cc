@@ -247,11 +247,18 @@ void Member::ListMembers(google::protobuf::RepeatedPtrField<etcdserverpb::Member
   for (const internalpb::MemberRecord& record : state_machine_->members().List()) {
     etcdserverpb::Member* member = out->Add();
     member->set_id(record.id());
+    for (const auto& url : record.peer_urls()) member->add_peerurls(url);
+    member->set_islearner(record.is_learner());
+    // This member shows itself as it publishes itself: etcd answers clients only once its name and
+    // client URLs are applied, while this member answers from its start, before its publish applies.
+    if (record.id() == config_.member_id) {
+      member->set_name(config_.name);
+      for (const auto& url : config_.client_urls) member->add_clienturls(url);
+      continue;
+    }
     // A member that has not published yet shows no name and no client URLs, as in etcd.
     member->set_name(record.name());
-    for (const auto& url : record.peer_urls()) member->add_peerurls(url);
     for (const auto& url : record.client_urls()) member->add_clienturls(url);
-    member->set_islearner(record.is_learner());
   }
 }
 

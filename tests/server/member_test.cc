@@ -1,5 +1,5 @@
 // Member's gatekeeping before the log: etcd's apply-lag backpressure, and which auth tokens name a
-// user (against the replicated auth table and the member's token store).
+// user (against the replicated auth table and the member's token store); its member list.
 #include "server/member.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +36,8 @@ class MemberTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("db"), &engine_, &sm_));
     MemberConfig config;
     config.member_id = 1;
+    config.name = "m1";
+    config.client_urls = {"http://10.0.0.1:2379"};
     member_ = std::make_unique<Member>(config, engine_.get(), sm_.get(), &proposer_, nullptr, &tokens_);
   }
 
@@ -111,6 +113,34 @@ TEST_F(MemberTest, TokensNameTheirUserOnlyWhileStillValid) {
   ASSERT_NO_FATAL_FAILURE(ApplyAuth(enable));
   // Issued before auth was last enabled: void, as etcd drops every token on disable.
   EXPECT_EQ(member_->AuthenticatedUser("tok2").status(), errors::InvalidAuthToken());
+}
+
+// Before its own publish applies (etcd would not answer yet), this member lists itself with its
+// name and client URLs; another member that has not published shows neither, as in etcd.
+TEST_F(MemberTest, ListsItselfAsItPublishesItselfAndOthersAsApplied) {
+  for (uint64_t id : {1, 2}) {
+    raftpb::ConfChange change;
+    change.set_type(raftpb::CONF_ADD_VOTER);
+    change.set_node_id(id);
+    internalpb::MemberRecord record;
+    record.set_id(id);
+    record.add_peer_urls("http://10.0.0." + std::to_string(id) + ":2380");
+    change.set_context(record.SerializeAsString());
+    sm_->ApplyConfChange(++index_, change, raftpb::ConfState());
+    sm_->FlushApplied();
+  }
+  google::protobuf::RepeatedPtrField<etcdserverpb::Member> members;
+  member_->ListMembers(&members);
+  ASSERT_EQ(members.size(), 2);
+  EXPECT_EQ(members[0].id(), 1u);
+  EXPECT_EQ(members[0].name(), "m1");
+  ASSERT_EQ(members[0].clienturls_size(), 1);
+  EXPECT_EQ(members[0].clienturls(0), "http://10.0.0.1:2379");
+  EXPECT_EQ(members[0].peerurls(0), "http://10.0.0.1:2380");
+  EXPECT_EQ(members[1].id(), 2u);
+  EXPECT_EQ(members[1].name(), "");
+  EXPECT_EQ(members[1].clienturls_size(), 0);
+  EXPECT_EQ(members[1].peerurls(0), "http://10.0.0.2:2380");
 }
 
 }  // namespace

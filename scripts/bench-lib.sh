@@ -2,7 +2,8 @@
 # member of a loopback cluster, with the same flags for both.
 
 # launch_member etcd|leasehold NAME DATA_DIR CLIENT_PORT PEER_PORT INITIAL_CLUSTER LOG
-# Starts the member in the background, its output appended to LOG; $! is its pid.
+# Starts the member in the background, its output appended to LOG; $! is its pid. A Leasehold member
+# runs under $WRAP when set (a command prefix such as eatmydata).
 launch_member() {
   local kind=$1 name=$2 dir=$3 cp=$4 pp=$5 initial=$6 log=$7
   if [ "$kind" = etcd ]; then
@@ -11,7 +12,7 @@ launch_member() {
       --initial-advertise-peer-urls "http://127.0.0.1:$pp" --initial-cluster "$initial" \
       --log-level error >>"$log" 2>&1 &
   else
-    "$ROOT/build/server/leasehold" --name "$name" --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$cp" \
+    ${WRAP:-} "$ROOT/build/server/leasehold" --name "$name" --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$cp" \
       --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
       --initial-cluster "$initial" --listen-blob-urls= --log-level warn >>"$log" 2>&1 &
   fi

@@ -7,30 +7,33 @@
 #   - synced Raft-log writes per cycle and their mean time (the server's own fsync histogram);
 #   - the machine's CPU split over the run (/proc/stat: a busy machine means every wake-up waits);
 #   - with --sched (needs perf): the mean delay between a thread's wake-up and its running, by name.
-# With --etcd, etcd 3.4 runs the same hand-over in between, for the ratio. Nothing is written to docs/.
+# With --etcd, etcd 3.4 runs the same hand-over in between, for the ratio. With --nosync, a second
+# Leasehold runs it too with every fsync made a no-op (Debian's eatmydata; unsafe, for measuring
+# only), to show how much of a cycle is the disk's. Nothing is written to docs/.
 #
-#   scripts/handover-profile.sh [--runs N] [--duration S] [--sched] [--etcd]
+#   scripts/handover-profile.sh [--runs N] [--duration S] [--sched] [--etcd] [--nosync]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 . scripts/bench-lib.sh
-RUNS=3 DURATION=5 SCHED=0 ETCD=0
+RUNS=3 DURATION=5 SCHED=0 ETCD=0 NOSYNC=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) RUNS="$2"; shift 2 ;;
     --duration) DURATION="$2"; shift 2 ;;
     --sched) SCHED=1; shift ;;
     --etcd) ETCD=1; shift ;;
-    *) echo "usage: $0 [--runs N] [--duration S] [--sched] [--etcd]" >&2; exit 2 ;;
+    --nosync) NOSYNC=1; shift ;;
+    *) echo "usage: $0 [--runs N] [--duration S] [--sched] [--etcd] [--nosync]" >&2; exit 2 ;;
   esac
 done
 if [ "$SCHED" = 1 ] && ! command -v perf >/dev/null; then echo "--sched needs perf (linux-perf)" >&2; exit 2; fi
-scripts/install-deps.sh
+scripts/install-deps.sh $([ "$NOSYNC" = 1 ] && echo eatmydata)
 scripts/build.sh --target leasehold leasehold-bench
 BENCH="$ROOT/build/client/leasehold-bench"
 WORK="$ROOT/build/handover-profile"
 rm -rf "$WORK" && mkdir -p "$WORK"
-LH_PORT=22679 ETCD_PORT=22779
+LH_PORT=22679 ETCD_PORT=22779 NOSYNC_PORT=22879
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
 
@@ -41,7 +44,12 @@ if [ "$ETCD" = 1 ]; then
   launch_member etcd m1 "$WORK/etcd" $ETCD_PORT $((ETCD_PORT + 1)) "m1=http://127.0.0.1:$((ETCD_PORT + 1))" "$WORK/etcd.log"
   PIDS+=("$!")
 fi
-for port in $LH_PORT $([ "$ETCD" = 1 ] && echo $ETCD_PORT); do
+if [ "$NOSYNC" = 1 ]; then
+  WRAP=eatmydata launch_member leasehold m1 "$WORK/nosync" $NOSYNC_PORT $((NOSYNC_PORT + 1)) \
+    "m1=http://127.0.0.1:$((NOSYNC_PORT + 1))" "$WORK/nosync.log"
+  PIDS+=("$!")
+fi
+for port in $LH_PORT $([ "$ETCD" = 1 ] && echo $ETCD_PORT) $([ "$NOSYNC" = 1 ] && echo $NOSYNC_PORT); do
   for _ in $(seq 200); do is_leader "127.0.0.1:$port" && break; sleep 0.1; done
   is_leader "127.0.0.1:$port" || { echo "the member on port $port did not start"; exit 1; }
 done
@@ -67,6 +75,11 @@ for run in $(seq "$RUNS"); do
     echo "== run $run: etcd 3.4"
     handover $ETCD_PORT >"$WORK/etcd.out" 2>&1 || true
     grep -E '^ops|^latency|handover' "$WORK/etcd.out" || cat "$WORK/etcd.out"
+  fi
+  if [ "$NOSYNC" = 1 ]; then
+    echo "== run $run: leasehold, fsync a no-op"
+    handover $NOSYNC_PORT >"$WORK/nosync.out" 2>&1 || true
+    grep -E '^ops|^latency|handover' "$WORK/nosync.out" || cat "$WORK/nosync.out"
   fi
   echo "== run $run: leasehold"
   threads >"$WORK/threads.before"

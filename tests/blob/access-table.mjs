@@ -2,8 +2,8 @@
 // carries (A: the blob's lease id; B: another GUID; none). Shared by lease-access.test.mjs (states
 // reachable at once) and lease-expiry.test.mjs (the expired state).
 //
-// This is Leasehold's table (from the seed), which differs from Azurite's: a wrong id on a leased
-// blob is 409, not 412.
+// The Lease Blob page's table, except that another lease id is answered 412 in every state, as the
+// service does (the page's table says 409 on a leased blob; a live recording of the service says 412).
 
 import assert from "node:assert/strict";
 
@@ -14,7 +14,7 @@ const notPresent = { status: 412, code: "LeaseNotPresentWithBlobOperation" };
 
 export const WRITE_EXPECT = {
   available: { A: notPresent, B: notPresent, none: OK },
-  leased: { A: OK, B: { status: 409, code: "LeaseIdMismatchWithBlobOperation" }, none: { status: 412, code: "LeaseIdMissing" } },
+  leased: { A: OK, B: { status: 412, code: "LeaseIdMismatchWithBlobOperation" }, none: { status: 412, code: "LeaseIdMissing" } },
   breaking: { A: OK, B: { status: 412, code: "LeaseIdMismatchWithBlobOperation" }, none: { status: 412, code: "LeaseIdMissing" } },
   broken: { A: notPresent, B: notPresent, none: OK },
   expired: { A: notPresent, B: notPresent, none: OK },
@@ -22,8 +22,8 @@ export const WRITE_EXPECT = {
 
 export const READ_EXPECT = {
   available: { A: notPresent, B: notPresent, none: OK },
-  leased: { A: OK, B: { status: 409, code: "LeaseIdMismatchWithBlobOperation" }, none: OK },
-  breaking: { A: OK, B: { status: 409, code: "LeaseIdMismatchWithBlobOperation" }, none: OK },
+  leased: { A: OK, B: { status: 412, code: "LeaseIdMismatchWithBlobOperation" }, none: OK },
+  breaking: { A: OK, B: { status: 412, code: "LeaseIdMismatchWithBlobOperation" }, none: OK },
   broken: { A: notPresent, B: notPresent, none: OK },
   expired: { A: notPresent, B: notPresent, none: OK },
 };

@@ -114,7 +114,7 @@ describe("acquire-or-poll", () => {
     await expectRestError(b.blob.upload("2", 1), 412, "LeaseIdMissing", "loser writes without id");
     await expectRestError(
       b.blob.upload("2", 1, { conditions: { leaseId: b.lease.leaseId } }),
-      409,
+      412,
       "LeaseIdMismatchWithBlobOperation",
       "loser writes with its id",
     );

@@ -235,7 +235,7 @@ TABLE_TEST(WriteWithA, Write(kA),
            Cell{S::EXPIRED, 412, "LeaseNotPresentWithBlobOperation", S::EXPIRED})
 TABLE_TEST(WriteWithB, Write(kB),
            Cell{S::AVAILABLE, 412, "LeaseNotPresentWithBlobOperation", S::AVAILABLE},
-           Cell{S::LEASED, 409, "LeaseIdMismatchWithBlobOperation", S::LEASED},
+           Cell{S::LEASED, 412, "LeaseIdMismatchWithBlobOperation", S::LEASED},
            Cell{S::BREAKING, 412, "LeaseIdMismatchWithBlobOperation", S::BREAKING},
            Cell{S::BROKEN, 412, "LeaseNotPresentWithBlobOperation", S::BROKEN},
            Cell{S::EXPIRED, 412, "LeaseNotPresentWithBlobOperation", S::EXPIRED})
@@ -250,8 +250,8 @@ TABLE_TEST(ReadWithA, Read(kA),
            Cell{S::EXPIRED, 412, "LeaseNotPresentWithBlobOperation", S::EXPIRED})
 TABLE_TEST(ReadWithB, Read(kB),
            Cell{S::AVAILABLE, 412, "LeaseNotPresentWithBlobOperation", S::AVAILABLE},
-           Cell{S::LEASED, 409, "LeaseIdMismatchWithBlobOperation", S::LEASED},
-           Cell{S::BREAKING, 409, "LeaseIdMismatchWithBlobOperation", S::BREAKING},
+           Cell{S::LEASED, 412, "LeaseIdMismatchWithBlobOperation", S::LEASED},
+           Cell{S::BREAKING, 412, "LeaseIdMismatchWithBlobOperation", S::BREAKING},
            Cell{S::BROKEN, 412, "LeaseNotPresentWithBlobOperation", S::BROKEN},
            Cell{S::EXPIRED, 412, "LeaseNotPresentWithBlobOperation", S::EXPIRED})
 TABLE_TEST(ReadWithoutLease, Read(""),

@@ -283,13 +283,9 @@ BlobResponse ApplyContainerRequest(const BlobRequest& request, int64_t now_ms, B
   BlobRecord record = *existing;
   *record.mutable_lease() = EffectiveLease(record.lease(), now_ms);
   if (request.op() == BlobRequest::DELETE_CONTAINER) {
+    // A delete is a write: the same lease checks (what CheckWrite resets goes with the container).
+    if (auto refused = CheckWrite(request.lease_id(), record.mutable_lease(), kContainerNames)) return *refused;
     const BlobLease& lease = record.lease();
-    if (Locked(lease)) {
-      if (request.lease_id().empty()) return LeaseIdMissing(kContainerNames);
-      if (request.lease_id() != lease.id()) return Mismatch(kContainerNames);
-    } else if (!request.lease_id().empty()) {
-      return NotPresent(kContainerNames);
-    }
     if (lease.core_lease_id() != 0) timer->Stop(lease.core_lease_id());
     // Blobs' own leases end with them.
     table->ForEachBlob(key.container, "", [&](std::string_view, const BlobRecord& blob) {

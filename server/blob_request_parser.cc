@@ -2,12 +2,15 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "server/blob_format.h"
 #include "server/guid.h"
+#include "storage/blob_tags.h"
 
 namespace leasehold::server {
 namespace {
@@ -124,6 +127,11 @@ std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool wit
   if (auto t = blobfmt::ParseHttpDate(Header(request, "If-Unmodified-Since"))) {
     conditions->set_if_unmodified_since_s(*t);
   }
+  // Refused when malformed even if the blob does not exist: the service reads the header first.
+  if (std::string if_tags = Header(request, "x-ms-if-tags"); !if_tags.empty()) {
+    if (!storage::TagCondition::Parse(if_tags)) return BadHeader("x-ms-if-tags", if_tags);
+    conditions->set_if_tags(std::move(if_tags));
+  }
   if (with_metadata) {
     for (const auto& field : request) {
       const std::string name(field.name_string());
@@ -239,8 +247,26 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
     return BadHeader("x-ms-blob-content-md5", blob_md5);
   }
   p->set_content_md5(blob_md5.empty() ? md5 : decoded);
+  if (auto error = ParseTagsHeader(request, out)) return error;
   out->set_content(std::move(request.body()));
   return ParseFencingToken(request, out);
+}
+
+std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb::BlobRequest* out) {
+  const std::string value = Header(request, "x-ms-tags");
+  std::vector<std::pair<std::string, std::string>> tags;
+  for (absl::string_view piece : absl::StrSplit(value, '&', absl::SkipEmpty())) {
+    std::string pair(piece);
+    std::replace(pair.begin(), pair.end(), '+', ' ');  // form encoding's space
+    const size_t eq = pair.find('=');
+    auto key = PercentDecode(std::string_view(pair).substr(0, eq));
+    auto tag_value = PercentDecode(eq == std::string::npos ? std::string_view() : std::string_view(pair).substr(eq + 1));
+    if (!key || !tag_value) return BadHeader("x-ms-tags", value);
+    tags.emplace_back(std::move(*key), std::move(*tag_value));
+  }
+  if (auto problem = storage::CheckTagSet(tags)) return BlobError{400, problem->code, problem->message, {}};
+  for (auto& [key, tag_value] : tags) (*out->mutable_tags())[std::move(key)] = std::move(tag_value);
+  return std::nullopt;
 }
 
 }  // namespace leasehold::server

@@ -43,14 +43,17 @@ BlobError BadHeader(const std::string& name, const std::string& value);
 // Header value, or empty.
 std::string Header(const HttpRequest& request, std::string_view name);
 
-// Fills `out` with the lease id (x-ms-lease-id), conditions and, when `with_metadata`, the
-// x-ms-meta-* headers. Returns the refusal for a malformed value.
+// Fills `out` with the lease id (x-ms-lease-id), conditions (x-ms-if-tags checked for syntax) and,
+// when `with_metadata`, the x-ms-meta-* headers. Returns the refusal for a malformed value.
 std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool with_metadata,
                                             internalpb::BlobRequest* out);
 // Fills the lease action fields of a Lease Blob / Lease Container request.
 std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request, internalpb::BlobRequest* out);
-// Fills the content, properties and (x-leasehold-if-fencing-token) of a Put Blob request.
+// Fills the content, properties, tags (x-ms-tags) and (x-leasehold-if-fencing-token) of a Put Blob
+// request.
 std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequest* out);
+// x-ms-tags: a form-encoded "k1=v1&k2=v2", held to the rules of Set Blob Tags.
+std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb::BlobRequest* out);
 // x-leasehold-if-fencing-token on writes.
 std::optional<BlobError> ParseFencingToken(const HttpRequest& request, internalpb::BlobRequest* out);
 

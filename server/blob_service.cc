@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "server/blob_format.h"
 #include "server/blob_request_parser.h"
+#include "server/blob_tag_document.h"
 #include "server/guid.h"
 #include "server/metrics.h"
 
@@ -60,6 +61,14 @@ BlobError UnsupportedOperation() {
 }
 BlobError VerbNotSupported() {
   return BlobError{405, "UnsupportedHttpVerb", "The resource doesn't support specified Http Verb.", {}};
+}
+
+// Set and Get Blob Tags honour x-ms-if-tags and no other condition (the service ignores If-Match
+// and the dates there).
+void KeepOnlyTagCondition(BlobRequest* blob) {
+  std::string if_tags = blob->conditions().if_tags();
+  blob->clear_conditions();
+  blob->mutable_conditions()->set_if_tags(std::move(if_tags));
 }
 
 }  // namespace
@@ -216,7 +225,19 @@ void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, con
   if (!ValidBlobName(target.blob)) return fail(InvalidResourceName());
 
   // A blob.
-  if (!comp.empty() && comp != "lease" && comp != "metadata") return fail(UnsupportedOperation());
+  if (!comp.empty() && comp != "lease" && comp != "metadata" && comp != "tags") return fail(UnsupportedOperation());
+  if (comp == "tags") {
+    if (method != http::verb::put && method != http::verb::get) return fail(VerbNotSupported());
+    if (!common(false)) return;
+    KeepOnlyTagCondition(&blob);
+    if (method == http::verb::get) {
+      blob.set_op(BlobRequest::GET_BLOB_TAGS);
+      return Read(call, std::move(blob));
+    }
+    if (auto error = ParseTagDocument(request.body(), &blob)) return fail(*error);
+    blob.set_op(BlobRequest::SET_BLOB_TAGS);
+    return Propose(call, std::move(blob));
+  }
   if (method == http::verb::put && comp.empty()) {
     if (!common(true)) return;
     if (auto error = ParsePutBlob(request, &blob)) return fail(*error);
@@ -293,7 +314,10 @@ void BlobService::Propose(std::shared_ptr<Call> call, BlobRequest blob) {
       return;
     }
     HttpResponse response = call->Base(result.http_status());
-    if (op != BlobRequest::DELETE_BLOB && op != BlobRequest::DELETE_CONTAINER) SetStamp(result, &response);
+    // Set Blob Tags changes neither the ETag nor the last-modified time, and answers neither.
+    if (op != BlobRequest::DELETE_BLOB && op != BlobRequest::DELETE_CONTAINER && op != BlobRequest::SET_BLOB_TAGS) {
+      SetStamp(result, &response);
+    }
     if (op == BlobRequest::DELETE_BLOB) response.set("x-ms-delete-type-permanent", "true");
     if (op == BlobRequest::PUT_BLOB || op == BlobRequest::SET_BLOB_METADATA) {
       response.set("x-ms-request-server-encrypted", "true");
@@ -328,6 +352,12 @@ void BlobService::Read(std::shared_ptr<Call> call, BlobRequest blob) {
     }
     const BlobRecord& record = result.record();
     HttpResponse response = call->Base(200);
+    if (blob.op() == BlobRequest::GET_BLOB_TAGS) {
+      response.set(http::field::content_type, "application/xml");
+      response.body() = TagDocument(record.tags());
+      call->respond(std::move(response));
+      return;
+    }
     SetStamp(result, &response);
     SetMetadataHeaders(record, &response);
     SetLeaseHeaders(record.lease(), &response);
@@ -345,6 +375,7 @@ void BlobService::Read(std::shared_ptr<Call> call, BlobRequest blob) {
     response.set("x-ms-server-encrypted", "true");
     response.set("x-ms-access-tier", "Hot");
     response.set("x-ms-access-tier-inferred", "true");
+    if (record.tags_size() > 0) response.set("x-ms-tag-count", std::to_string(record.tags_size()));
     response.set(http::field::accept_ranges, "bytes");
     response.set(http::field::content_type, p.content_type().empty() ? "application/octet-stream" : p.content_type());
     if (!p.content_encoding().empty()) response.set(http::field::content_encoding, p.content_encoding());
@@ -403,6 +434,7 @@ struct ListParams {
   std::string prefix, marker, delimiter;
   int64_t max_results = 5000;
   bool metadata = false;
+  bool tags = false;
 };
 
 std::optional<BlobError> ParseListParams(const BlobTarget& target, ListParams* out) {
@@ -420,6 +452,7 @@ std::optional<BlobError> ParseListParams(const BlobTarget& target, ListParams* o
   }
   for (absl::string_view item : absl::StrSplit(target.Param("include"), ',', absl::SkipEmpty())) {
     if (item == "metadata") out->metadata = true;
+    if (item == "tags") out->tags = true;
   }
   return std::nullopt;
 }
@@ -541,8 +574,11 @@ void BlobService::ListBlobs(std::shared_ptr<Call> call, const BlobTarget& target
                         Tag("Content-MD5", absl::Base64Escape(p.content_md5())), Tag("Cache-Control", p.cache_control()),
                         Tag("Content-Disposition", p.content_disposition()), "<BlobType>BlockBlob</BlobType>",
                         "<AccessTier>Hot</AccessTier><AccessTierInferred>true</AccessTierInferred>", LeaseXml(lease),
-                        "<ServerEncrypted>true</ServerEncrypted></Properties>",
-                        params.metadata ? MetadataXml(record) : "", "</Blob>");
+                        "<ServerEncrypted>true</ServerEncrypted>",
+                        record.tags_size() > 0 ? Tag("TagCount", std::to_string(record.tags_size())) : "",
+                        "</Properties>", params.metadata ? MetadataXml(record) : "",
+                        params.tags && record.tags_size() > 0 ? "<Tags>" + TagSetXml(record.tags()) + "</Tags>" : "",
+                        "</Blob>");
         return true;
       });
     });

@@ -36,12 +36,14 @@ std::string BlobETag(int64_t revision);
 // end is broken.
 internalpb::BlobLease EffectiveLease(const internalpb::BlobLease& lease, int64_t now_ms);
 
-// Applies a mutation (CREATE_CONTAINER .. LEASE_BLOB).
+// Applies a mutation (CREATE_CONTAINER .. SET_BLOB_TAGS). Set Blob Tags is checked against the
+// lease as a write but changes neither the ETag nor the last-modified time; x-ms-if-tags applies to
+// blobs only, and only when the blob exists.
 internalpb::BlobResponse ApplyBlobRequest(const internalpb::BlobRequest& request, int64_t now_ms, BlobTable* table,
                                           CoreLeaseTimer* timer, rocksdb::WriteBatch* batch);
 
-// Answers a read (GET_CONTAINER_PROPERTIES, GET_BLOB, GET_BLOB_PROPERTIES); the record in the
-// response carries the effective lease, and only GET_BLOB carries the content.
+// Answers a read (GET_CONTAINER_PROPERTIES, GET_BLOB, GET_BLOB_PROPERTIES, GET_BLOB_TAGS); the
+// record in the response carries the effective lease, and only GET_BLOB carries the content.
 internalpb::BlobResponse ReadBlobRequest(const internalpb::BlobRequest& request, int64_t now_ms,
                                          const BlobTable& table);
 

@@ -362,6 +362,66 @@ TEST_F(BlobStateTest, LeasesSurviveAReopen) {
   EXPECT_EQ(State(), BlobLease::EXPIRED);
 }
 
+BlobRequest SetTags(const std::string& lease_id, std::map<std::string, std::string> tags) {
+  BlobRequest r;
+  r.set_op(BlobRequest::SET_BLOB_TAGS);
+  r.set_container("c1");
+  r.set_blob("b");
+  r.set_lease_id(lease_id);
+  r.mutable_tags()->insert(tags.begin(), tags.end());
+  return r;
+}
+
+TEST_F(BlobStateTest, TagsAreNotTheBlobsData) {
+  Reach(BlobLease::EXPIRED);
+  const BlobResponse before = Run(Read(""));
+  EXPECT_EQ(Run(SetTags("", {{"k", "v"}})).http_status(), 204);
+  const BlobResponse after = Run(Read(""));
+  EXPECT_EQ(after.record().tags().at("k"), "v");
+  EXPECT_EQ(after.etag_revision(), before.etag_revision());
+  EXPECT_EQ(after.last_modified_ms(), before.last_modified_ms());
+  // Unlike a write, setting tags leaves the expired lease renewable.
+  EXPECT_EQ(Run(Lease(BlobRequest::RENEW, kA)).http_status(), 200);
+  Reopen();
+  EXPECT_EQ(Run(Read("")).record().tags().at("k"), "v");
+  // Put Blob replaces the tags with its own (none here).
+  BlobRequest put = Op(BlobRequest::PUT_BLOB);
+  put.set_lease_id(kA);
+  ASSERT_EQ(Run(put).http_status(), 201);
+  EXPECT_TRUE(Run(Read("")).record().tags().empty());
+}
+
+TEST_F(BlobStateTest, SettingTagsChecksTheLeaseAsAWrite) {
+  EXPECT_EQ(Run(SetTags(kA, {})).error_code(), "LeaseNotPresentWithBlobOperation");
+  Reach(BlobLease::LEASED);
+  EXPECT_EQ(Run(SetTags("", {})).error_code(), "LeaseIdMissing");
+  EXPECT_EQ(Run(SetTags(kB, {})).error_code(), "LeaseIdMismatchWithBlobOperation");
+  EXPECT_EQ(Run(SetTags(kA, {{"k", "v"}})).http_status(), 204);
+  BlobRequest get = Op(BlobRequest::GET_BLOB_TAGS);
+  EXPECT_EQ(Run(get).record().tags().at("k"), "v");  // a read needs no lease id
+  get.set_lease_id(kB);
+  EXPECT_EQ(Run(get).error_code(), "LeaseIdMismatchWithBlobOperation");
+}
+
+TEST_F(BlobStateTest, TagConditionsGuardBlobsOnly) {
+  ASSERT_EQ(Run(SetTags("", {{"env", "prod"}})).http_status(), 204);
+  BlobRequest write = Write("");
+  write.mutable_conditions()->set_if_tags("env = 'test'");
+  EXPECT_EQ(Run(write).error_code(), "ConditionNotMet");
+  BlobRequest read = Read("");
+  read.mutable_conditions()->set_if_tags("env = 'test'");
+  EXPECT_EQ(Run(read).error_code(), "ConditionNotMet");
+  write.mutable_conditions()->set_if_tags("env = 'prod'");
+  EXPECT_EQ(Run(write).http_status(), 200);
+  BlobRequest container = Op(BlobRequest::GET_CONTAINER_PROPERTIES, "");
+  container.mutable_conditions()->set_if_tags("env = 'test'");
+  EXPECT_EQ(Run(container).http_status(), 200);
+  // A blob that does not exist is not found, whatever the condition; Put Blob creates it.
+  BlobRequest missing = Op(BlobRequest::PUT_BLOB, "new");
+  missing.mutable_conditions()->set_if_tags("env = 'test'");
+  EXPECT_EQ(Run(missing).http_status(), 201);
+}
+
 TEST_F(BlobStateTest, DeletingTheContainerEndsItsBlobsLeases) {
   ASSERT_EQ(Run(Acquire(kA, 15)).http_status(), 201);
   const int64_t core = StoredLease().core_lease_id();

@@ -127,11 +127,6 @@ std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool wit
   if (auto t = blobfmt::ParseHttpDate(Header(request, "If-Unmodified-Since"))) {
     conditions->set_if_unmodified_since_s(*t);
   }
-  // Refused when malformed even if the blob does not exist: the service reads the header first.
-  if (std::string if_tags = Header(request, "x-ms-if-tags"); !if_tags.empty()) {
-    if (!storage::TagCondition::Parse(if_tags)) return BadHeader("x-ms-if-tags", if_tags);
-    conditions->set_if_tags(std::move(if_tags));
-  }
   if (with_metadata) {
     for (const auto& field : request) {
       const std::string name(field.name_string());
@@ -144,6 +139,14 @@ std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool wit
       (*out->mutable_metadata())[key] = std::string(absl::StripAsciiWhitespace(std::string(field.value())));
     }
   }
+  return std::nullopt;
+}
+
+std::optional<BlobError> ParseTagCondition(const HttpRequest& request, internalpb::BlobRequest* out) {
+  std::string if_tags = Header(request, "x-ms-if-tags");
+  if (if_tags.empty()) return std::nullopt;
+  if (!storage::TagCondition::Parse(if_tags)) return BadHeader("x-ms-if-tags", if_tags);
+  out->mutable_conditions()->set_if_tags(std::move(if_tags));
   return std::nullopt;
 }
 

@@ -43,10 +43,13 @@ BlobError BadHeader(const std::string& name, const std::string& value);
 // Header value, or empty.
 std::string Header(const HttpRequest& request, std::string_view name);
 
-// Fills `out` with the lease id (x-ms-lease-id), conditions (x-ms-if-tags checked for syntax) and,
-// when `with_metadata`, the x-ms-meta-* headers. Returns the refusal for a malformed value.
+// Fills `out` with the lease id (x-ms-lease-id), the HTTP conditions and, when `with_metadata`, the
+// x-ms-meta-* headers. Returns the refusal for a malformed value.
 std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool with_metadata,
                                             internalpb::BlobRequest* out);
+// x-ms-if-tags, on blob operations (the service ignores it on containers). A malformed expression
+// is refused even when the blob does not exist, as the service reads the header first.
+std::optional<BlobError> ParseTagCondition(const HttpRequest& request, internalpb::BlobRequest* out);
 // Fills the lease action fields of a Lease Blob / Lease Container request.
 std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request, internalpb::BlobRequest* out);
 // Fills the content, properties, tags (x-ms-tags) and (x-leasehold-if-fencing-token) of a Put Blob

@@ -63,6 +63,13 @@ BlobError VerbNotSupported() {
   return BlobError{405, "UnsupportedHttpVerb", "The resource doesn't support specified Http Verb.", {}};
 }
 
+// Leasehold keeps one version of each blob: a request for a snapshot or an older version names
+// something that is not here, and is refused rather than answered from the current blob.
+BlobError NoSnapshots(const std::string& parameter, const std::string& value) {
+  return BlobError{400, "InvalidQueryParameterValue", "Blob snapshots and versions are not supported by this server.",
+                   {{"QueryParameterName", parameter}, {"QueryParameterValue", value}}};
+}
+
 // Set and Get Blob Tags honour x-ms-if-tags and no other condition (the service ignores If-Match
 // and the dates there).
 void KeepOnlyTagCondition(BlobRequest* blob) {
@@ -226,6 +233,10 @@ void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, con
 
   // A blob.
   if (!comp.empty() && comp != "lease" && comp != "metadata" && comp != "tags") return fail(UnsupportedOperation());
+  for (const char* version : {"snapshot", "versionid"}) {
+    if (target.Has(version)) return fail(NoSnapshots(version, target.Param(version)));
+  }
+  if (auto error = ParseTagCondition(request, &blob)) return fail(*error);
   if (comp == "tags") {
     if (method != http::verb::put && method != http::verb::get) return fail(VerbNotSupported());
     if (!common(false)) return;
@@ -235,6 +246,7 @@ void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, con
       return Read(call, std::move(blob));
     }
     if (auto error = ParseTagDocument(request.body(), &blob)) return fail(*error);
+    if (auto error = ParseFencingToken(request, &blob)) return fail(*error);
     blob.set_op(BlobRequest::SET_BLOB_TAGS);
     return Propose(call, std::move(blob));
   }

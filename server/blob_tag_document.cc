@@ -1,6 +1,7 @@
 #include "server/blob_tag_document.h"
 
 #include <algorithm>
+#include <exception>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -16,59 +17,65 @@ namespace {
 
 // Ten tags of the longest key and value fit in about 5 KB; anything far larger is not a tag set.
 constexpr size_t kMaxDocumentBytes = 64 * 1024;
-// The document is four elements deep; refusing deeper nesting before parsing keeps a hostile body
-// from recursing the parser off its stack.
-constexpr int kMaxDepth = 8;
+// A full document of ten tags has 65 markup openings ('<'). Nesting can be no deeper than their
+// count, so bounding it keeps a hostile body from recursing the parser off its stack.
+constexpr std::ptrdiff_t kMaxMarkup = 160;
 
 BlobError InvalidXml() { return BlobError{400, "InvalidXmlDocument", "XML specified is not syntactically valid.", {}}; }
 
-// The deepest element nesting, counted coarsely: every "<" followed by a name opens one, every "</"
-// and "/>" closes one.
-int Depth(std::string_view xml) {
-  int depth = 0, deepest = 0;
-  for (size_t i = 0; i + 1 < xml.size(); ++i) {
-    if (xml[i] == '<' && (std::isalpha(static_cast<unsigned char>(xml[i + 1])) || xml[i + 1] == '_')) {
-      deepest = std::max(deepest, ++depth);
-    } else if ((xml[i] == '<' && xml[i + 1] == '/') || (xml[i] == '/' && xml[i + 1] == '>')) {
-      --depth;
-    }
+bool IsComment(const std::string& name) { return name == "<xmlcomment>"; }
+
+// The one child element named `name`, comments aside; null if absent, repeated or beside others.
+const boost::property_tree::ptree* OnlyChild(const boost::property_tree::ptree& parent, const std::string& name) {
+  const boost::property_tree::ptree* found = nullptr;
+  for (const auto& [child_name, child] : parent) {
+    if (IsComment(child_name)) continue;
+    if (child_name != name || found != nullptr) return nullptr;
+    found = &child;
   }
-  return deepest;
+  return found;
 }
 
-bool IsComment(const std::string& name) { return name == "<xmlcomment>"; }
+// An element's text; nullopt if it has child elements (comments are allowed).
+std::optional<std::string> TextOf(const boost::property_tree::ptree& element) {
+  for (const auto& [name, child] : element) {
+    if (!IsComment(name)) return std::nullopt;
+  }
+  return element.data();
+}
 
 }  // namespace
 
 std::optional<BlobError> ParseTagDocument(std::string_view xml, internalpb::BlobRequest* out) {
   namespace pt = boost::property_tree;
-  if (xml.size() > kMaxDocumentBytes || Depth(xml) > kMaxDepth) return InvalidXml();
+  if (xml.size() > kMaxDocumentBytes || std::count(xml.begin(), xml.end(), '<') > kMaxMarkup) return InvalidXml();
   pt::ptree document;
   try {
     std::istringstream in{std::string(xml)};
     pt::read_xml(in, document);
-  } catch (const pt::ptree_error&) {
+  } catch (const std::exception&) {  // the parser's errors, and running out of memory
     return InvalidXml();
   }
-  const pt::ptree* root = nullptr;
-  for (const auto& [name, child] : document) {
-    if (IsComment(name)) continue;
-    if (name != "Tags" || root != nullptr) return InvalidXml();
-    root = &child;
-  }
-  if (root == nullptr) return InvalidXml();
+  const pt::ptree* root = OnlyChild(document, "Tags");
+  const pt::ptree* set = root == nullptr ? nullptr : OnlyChild(*root, "TagSet");
+  if (set == nullptr) return InvalidXml();
   std::vector<std::pair<std::string, std::string>> tags;
-  for (const auto& [name, set] : *root) {
+  for (const auto& [name, tag] : *set) {
     if (IsComment(name)) continue;
-    if (name != "TagSet") return InvalidXml();
-    for (const auto& [item, tag] : set) {
-      if (IsComment(item)) continue;
-      if (item != "Tag") return InvalidXml();
-      auto key = tag.get_child_optional("Key");
-      auto value = tag.get_child_optional("Value");
-      if (!key || !value || !key->empty() || !value->empty()) return InvalidXml();
-      tags.emplace_back(key->data(), value->data());
+    if (name != "Tag") return InvalidXml();
+    // Exactly a Key and a Value, in either order.
+    const pt::ptree *key = nullptr, *value = nullptr;
+    for (const auto& [field, element] : tag) {
+      if (IsComment(field)) continue;
+      const pt::ptree** slot = field == "Key" ? &key : field == "Value" ? &value : nullptr;
+      if (slot == nullptr || *slot != nullptr) return InvalidXml();
+      *slot = &element;
     }
+    if (key == nullptr || value == nullptr) return InvalidXml();
+    auto key_text = TextOf(*key);
+    auto value_text = TextOf(*value);
+    if (!key_text || !value_text) return InvalidXml();
+    tags.emplace_back(std::move(*key_text), std::move(*value_text));
   }
   if (auto problem = storage::CheckTagSet(tags)) return BlobError{400, problem->code, problem->message, {}};
   for (auto& [key, value] : tags) (*out->mutable_tags())[std::move(key)] = std::move(value);

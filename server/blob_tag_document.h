@@ -14,8 +14,9 @@
 namespace leasehold::server {
 
 // Fills out->tags from a Set Blob Tags body. Refuses a document that is not well-formed or not of
-// this shape (400 InvalidXmlDocument), and a tag set that breaks Azure's rules (400 with the
-// rule's code: TagsTooLarge, EmptyTagName, InvalidTag, DuplicateTagNames).
+// exactly this shape, comments aside (400 InvalidXmlDocument); an empty <TagSet/> clears the tags.
+// Refuses a tag set that breaks Azure's rules with the rule's code (400 TagsTooLarge, EmptyTagName,
+// InvalidTag, DuplicateTagNames).
 std::optional<BlobError> ParseTagDocument(std::string_view xml, internalpb::BlobRequest* out);
 
 // "<TagSet>...</TagSet>" with the tags sorted by key, as Get Blob Tags and List Blobs show them.

@@ -130,6 +130,13 @@ std::optional<BlobResponse> CheckRead(const std::string& lease_id, const BlobLea
   return std::nullopt;
 }
 
+// x-leasehold-if-fencing-token on a write: refused once a newer token was issued for the blob.
+std::optional<BlobResponse> CheckFencingToken(const BlobRequest& request, const BlobLease& lease) {
+  if (request.if_fencing_token() == 0 || request.if_fencing_token() >= lease.fencing_token()) return std::nullopt;
+  return Fail(412, "FencingTokenSuperseded", "The fencing token is older than the latest one issued for this blob (" +
+                                                 std::to_string(lease.fencing_token()) + ").");
+}
+
 // --- Lease operations (the second outcome table) -------------------------------------------------
 
 BlobResponse LeaseConflict(std::string code, std::string message) { return Fail(409, std::move(code), std::move(message)); }
@@ -345,6 +352,7 @@ BlobResponse ApplyBlobOnlyRequest(const BlobRequest& request, int64_t now_ms, Bl
     // (it may still be renewed), and the ETag and last-modified time stay.
     BlobLease checked = lease;
     if (auto refused = CheckWrite(request.lease_id(), &checked, kBlobNames)) return *refused;
+    if (auto refused = CheckFencingToken(request, lease)) return *refused;
     SettleTimer(&lease, timer);
     *record.mutable_tags() = request.tags();
     table->Put(key, std::move(record), batch);
@@ -357,11 +365,7 @@ BlobResponse ApplyBlobOnlyRequest(const BlobRequest& request, int64_t now_ms, Bl
   } else if (auto refused = CheckWrite(request.lease_id(), &lease, kBlobNames)) {
     return *refused;
   }
-  if (request.if_fencing_token() != 0 && request.if_fencing_token() < lease.fencing_token()) {
-    return Fail(412, "FencingTokenSuperseded",
-                "The fencing token is older than the latest one issued for this blob (" +
-                    std::to_string(lease.fencing_token()) + ").");
-  }
+  if (auto refused = CheckFencingToken(request, lease)) return *refused;
   if (request.op() == BlobRequest::DELETE_BLOB) {
     if (lease.core_lease_id() != 0) timer->Stop(lease.core_lease_id());
     table->Erase(key, batch);

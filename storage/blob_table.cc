@@ -1,5 +1,8 @@
 #include "storage/blob_table.h"
 
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+
 namespace leasehold::storage {
 namespace {
 
@@ -12,6 +15,20 @@ std::string EngineKey(const BlobKey& key) {
 }
 
 std::string ContentKey(const BlobKey& key) { return std::string{kBlobPrefix, 'd'} + key.container + '/' + key.blob; }
+
+// A record's bytes with its maps (metadata, tags) in key order: protobuf otherwise orders map
+// entries differently from one process or object to the next, and members that applied the same
+// entries would store, and hash, different bytes.
+std::string DeterministicBytes(const internalpb::BlobRecord& record) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    record.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
 
 }  // namespace
 
@@ -62,7 +79,7 @@ const internalpb::BlobRecord* BlobTable::Find(const BlobKey& key) const {
 }
 
 void BlobTable::Put(const BlobKey& key, internalpb::BlobRecord record, rocksdb::WriteBatch* batch) {
-  batch->Put(EngineKey(key), record.SerializeAsString());
+  batch->Put(EngineKey(key), DeterministicBytes(record));
   auto& slot = key.is_container() ? containers_[key.container] : blobs_[BlobMapKey(key)];
   TrackCoreLease(key, &slot, &record);
   slot = std::move(record);

@@ -3,6 +3,8 @@
 //
 // Both are pure functions of their input: the adapter uses them to refuse bad requests before
 // proposing, and the state machine re-parses a proposed condition to evaluate it while applying.
+// So the parser is part of the replicated behaviour: every member must run the same version of it
+// (as of the rest of the state machine).
 #pragma once
 
 #include <cstdint>

@@ -80,15 +80,27 @@ describe("Set and Get Blob Tags", () => {
     await expectRestError(gone.setTags(TAGS), 404, "ContainerNotFound");
   });
 
+  test("snapshots and versions are refused, not answered from the blob", async () => {
+    const blob = await tagged();
+    for (const parameter of ["snapshot", "versionid"]) {
+      const res = await rawRequest(server, {
+        method: "GET",
+        path: rawPathOf(blob),
+        query: { comp: "tags", [parameter]: "2026-11-27T10:00:00.0000000Z" },
+      });
+      expectRawError(res, 400, "InvalidQueryParameterValue", parameter);
+    }
+  });
+
   test("entities in keys and values are decoded", async () => {
     const blob = await newBlob(container, "tags");
     const res = await setTagsRaw(
       blob,
       '<?xml version="1.0" encoding="utf-8"?><Tags><TagSet><!-- c --><Tag><Key>k&#x3a;1</Key><Value>a&#32;b</Value></Tag>' +
-        "<Tag><Key>empty</Key><Value/></Tag></TagSet></Tags>",
+        "<Tag><Key>empty</Key><Value/></Tag><Tag><Value>v</Value><Key>c<!-- note -->d</Key></Tag></TagSet></Tags>",
     );
     expectRawOk(res, 204);
-    assert.deepEqual((await blob.getTags()).tags, { "k:1": "a b", empty: "" });
+    assert.deepEqual((await blob.getTags()).tags, { "k:1": "a b", empty: "", cd: "v" });
   });
 });
 
@@ -132,7 +144,13 @@ describe("tag rules", () => {
     ["unclosed", "<Tags><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet>"],
     ["another root", "<Labels><TagSet/></Labels>"],
     ["a tag without a value", "<Tags><TagSet><Tag><Key>k</Key></Tag></TagSet></Tags>"],
-    ["nested too deep", "<Tags>" + "<TagSet>".repeat(5000) + "</TagSet>".repeat(5000) + "</Tags>"],
+    ["without a TagSet", "<Tags/>"],
+    ["with two TagSets", "<Tags><TagSet/><TagSet/></Tags>"],
+    ["a tag with two keys", "<Tags><TagSet><Tag><Key>k</Key><Key>j</Key><Value>v</Value></Tag></TagSet></Tags>"],
+    ["a tag with another element", "<Tags><TagSet><Tag><Key>k</Key><Value>v</Value><Note/></Tag></TagSet></Tags>"],
+    // Under the size cap, with names the parser takes, nested deeper than any tag document.
+    ["nested deep", "<Tags>" + "<1>".repeat(9000) + "</1>".repeat(9000) + "</Tags>"],
+    ["nested deep behind text closing nothing", "<Tags>" + "/>".repeat(9000) + "<TagSet>".repeat(3000) + "</Tags>"],
   ]) {
     test(`a document ${what}: 400 InvalidXmlDocument, and the server serves on`, async () => {
       const blob = await tagged();
@@ -202,14 +220,28 @@ describe("leases on the tag operations", () => {
     );
   });
 
-  test("setting tags under an expired lease keeps it renewable", async () => {
+  test("setting tags under a broken lease keeps its id, where a write would forget it", async () => {
     const blob = await tagged();
     const lease = blob.getBlobLeaseClient(randomUUID());
     await lease.acquireLease(-1);
     await lease.breakLease(0);
     await blob.setTags({ a: "1" });
-    // A write would have cleared the broken lease's id; tags are not the blob's data.
-    assert.equal((await blob.getProperties()).leaseState, "broken");
+    // Releasing with the broken lease's id still finds it.
+    await lease.releaseLease();
+    assert.equal((await blob.getProperties()).leaseState, "available");
+  });
+
+  test("x-leasehold-if-fencing-token guards Set Blob Tags as it guards writes", async () => {
+    const blob = await tagged();
+    const lease = blob.getBlobLeaseClient(randomUUID());
+    const first = await lease.acquireLease(-1);
+    const stale = first._response.headers.get("x-leasehold-fencing-token");
+    await lease.changeLease(randomUUID());
+    const body = "<Tags><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tags>";
+    const headers = { "x-ms-lease-id": lease.leaseId, "x-leasehold-if-fencing-token": stale };
+    expectRawError(await setTagsRaw(blob, body, headers), 412, "FencingTokenSuperseded");
+    assert.deepEqual((await blob.getTags()).tags, TAGS);
+    await lease.releaseLease();
   });
 });
 
@@ -282,5 +314,12 @@ describe("x-ms-if-tags", () => {
       headers: { "x-ms-if-tags": "project = 'other'" },
     });
     expectRawOk(res, 200);
+    const malformed = await rawRequest(server, {
+      method: "GET",
+      path: rawPathOf(container),
+      query: { restype: "container" },
+      headers: { "x-ms-if-tags": "project ==" },
+    });
+    expectRawOk(malformed, 200);
   });
 });

@@ -1,7 +1,7 @@
 // libFuzzer target: the blob adapter's request handling before it reaches the log. The input is
 // raw bytes on the wire; whatever Beast's parser accepts as an HTTP request goes through the
-// adapter's parsing (target, common, lease, Put Blob and fencing headers) and SharedKey's
-// canonicalisation and verification, in every signing form. None may crash, hang or read out of
+// adapter's parsing (target, common, lease, tag, Put Blob and fencing headers, the tag document)
+// and SharedKey's canonicalisation and verification, in every signing form. None may crash, hang or read out of
 // bounds; a refusal is a valid outcome.
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "boost/beast/http/parser.hpp"
 #include "server/blob_auth.h"
 #include "server/blob_request_parser.h"
+#include "server/blob_tag_document.h"
 
 namespace {
 
@@ -58,6 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)leasehold::server::ParseCommonHeaders(request, true, &blob);
   (void)leasehold::server::ParseLeaseHeaders(request, &blob);
   (void)leasehold::server::ParseFencingToken(request, &blob);
+  (void)leasehold::server::ParseTagCondition(request, &blob);
   (void)leasehold::server::ParsePutBlob(request, &blob);
+  (void)leasehold::server::ParseTagDocument(request.body(), &blob);
   return 0;
 }

@@ -1,5 +1,5 @@
 """Debian's python3-azure-storage (the official Azure SDK for Python) against the blob adapter:
-the seed's lease pattern (acquire, contend, renew, break, release) and a fenced write.
+the seed's lease pattern (acquire, contend, renew, break, release), and index tags under a lease.
 Usage: blob_python_smoke.py http://127.0.0.1:PORT/devstoreaccount1"""
 import sys
 import time
@@ -59,6 +59,16 @@ check("release makes it available", blob.get_blob_properties().lease.state == "a
 
 other = blob.acquire_lease(lease_duration=-1)
 check("an infinite lease", blob.get_blob_properties().lease.duration == "infinite")
+# Index tags: set and read under the lease, and a condition on them guarding a write.
+status, code = error_code(lambda: blob.set_blob_tags({"role": "leader"}))
+check("setting tags on a leased blob needs the lease id", (status, code) == (412, "LeaseIdMissing"), f"{status} {code}")
+blob.set_blob_tags({"role": "leader", "zone": "eu-1"}, lease=other)
+check("tags read back", blob.get_blob_tags() == {"role": "leader", "zone": "eu-1"}, str(blob.get_blob_tags()))
+check("the tag count is a property", blob.get_blob_properties().tag_count == 2)
+status, code = error_code(lambda: blob.set_blob_metadata({"k": "v"}, lease=other, if_tags_match_condition="role = 'follower'"))
+check("an unmet tag condition refuses the write", (status, code) == (412, "ConditionNotMet"), f"{status} {code}")
+blob.set_blob_metadata({"k": "v"}, lease=other, if_tags_match_condition="\"role\" = 'leader' AND zone >= 'eu'")
+check("a met tag condition lets it through", blob.get_blob_properties().metadata == {"k": "v"})
 other.release()
 container.delete_container()
 status, code = error_code(lambda: container.get_container_properties())

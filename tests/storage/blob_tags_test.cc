@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 namespace leasehold::storage {
 namespace {
 
@@ -64,17 +67,25 @@ TEST(TagConditionTest, QuotedKeysMayHoldSpacesButNoQuote) {
   EXPECT_FALSE(TagCondition::Parse("k = 'it''s'").has_value());
 }
 
+// One comparison inside `depth` pairs of parentheses.
+std::string Nested(size_t depth) {
+  std::string text(depth, '(');
+  text.append("a = 'x'");
+  text.append(depth, ')');
+  return text;
+}
+
 TEST(TagConditionTest, RefusesWhatIsNotAnExpression) {
   for (const char* bad : {"", "a", "a = b", "a == 'x'", "a = 'x", "(a = 'x'", "a = 'x')", "a = 'x' and",
                           "a = 'x' xor b = 'y'", "a#b = 'x'", "a = 'x#'", "'a' = 'x'", "a = 'x' andb = 'y'"}) {
     EXPECT_FALSE(TagCondition::Parse(bad).has_value()) << bad;
   }
   // Nesting and length are bounded, so a hostile header cannot exhaust the stack.
-  EXPECT_FALSE(TagCondition::Parse(std::string(1000, '(') + "a = 'x'" + std::string(1000, ')')).has_value());
+  EXPECT_FALSE(TagCondition::Parse(Nested(1000)).has_value());
+  EXPECT_TRUE(TagCondition::Parse(Nested(10)).has_value());
   std::string many = "a = 'x'";
   for (int i = 0; i < 300; ++i) many += " and a = 'x'";
   EXPECT_FALSE(TagCondition::Parse(many).has_value());
-  EXPECT_TRUE(TagCondition::Parse(std::string(10, '(') + "a = 'x'" + std::string(10, ')')).has_value());
 }
 
 }  // namespace

@@ -255,6 +255,22 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
   return ParseFencingToken(request, out);
 }
 
+std::optional<BlobError> ParseBlobProperties(const HttpRequest& request, internalpb::BlobRequest* out) {
+  auto* p = out->mutable_properties();
+  p->set_content_type(Header(request, "x-ms-blob-content-type"));
+  p->set_content_encoding(Header(request, "x-ms-blob-content-encoding"));
+  p->set_content_language(Header(request, "x-ms-blob-content-language"));
+  p->set_cache_control(Header(request, "x-ms-blob-cache-control"));
+  p->set_content_disposition(Header(request, "x-ms-blob-content-disposition"));
+  const std::string md5 = Header(request, "x-ms-blob-content-md5");
+  std::string decoded;
+  if (!md5.empty() && (!absl::Base64Unescape(md5, &decoded) || decoded.size() != 16)) {
+    return BadHeader("x-ms-blob-content-md5", md5);
+  }
+  p->set_content_md5(decoded);
+  return ParseFencingToken(request, out);
+}
+
 std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb::BlobRequest* out) {
   const std::string value = Header(request, "x-ms-tags");
   std::vector<std::pair<std::string, std::string>> tags;

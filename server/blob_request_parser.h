@@ -55,6 +55,8 @@ std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request, internalp
 // Fills the content, properties, tags (x-ms-tags) and (x-leasehold-if-fencing-token) of a Put Blob
 // request.
 std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequest* out);
+// Set Blob Properties: the six x-ms-blob-* properties; one not sent is cleared, as the service does.
+std::optional<BlobError> ParseBlobProperties(const HttpRequest& request, internalpb::BlobRequest* out);
 // x-ms-tags: a form-encoded "k1=v1&k2=v2", held to the rules of Set Blob Tags.
 std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb::BlobRequest* out);
 // x-leasehold-if-fencing-token on writes.

@@ -232,7 +232,9 @@ void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, con
   if (!ValidBlobName(target.blob)) return fail(InvalidResourceName());
 
   // A blob.
-  if (!comp.empty() && comp != "lease" && comp != "metadata" && comp != "tags") return fail(UnsupportedOperation());
+  if (!comp.empty() && comp != "lease" && comp != "metadata" && comp != "tags" && comp != "properties") {
+    return fail(UnsupportedOperation());
+  }
   for (const char* version : {"snapshot", "versionid"}) {
     if (target.Has(version)) return fail(NoSnapshots(version, target.Param(version)));
   }
@@ -254,6 +256,12 @@ void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, con
     if (!common(true)) return;
     if (auto error = ParsePutBlob(request, &blob)) return fail(*error);
     blob.set_op(BlobRequest::PUT_BLOB);
+    return Propose(call, std::move(blob));
+  }
+  if (method == http::verb::put && comp == "properties") {
+    if (!common(false)) return;
+    if (auto error = ParseBlobProperties(request, &blob)) return fail(*error);
+    blob.set_op(BlobRequest::SET_BLOB_PROPERTIES);
     return Propose(call, std::move(blob));
   }
   if (method == http::verb::put && comp == "metadata") {

@@ -359,7 +359,7 @@ BlobResponse ApplyBlobOnlyRequest(const BlobRequest& request, int64_t now_ms, Bl
     return Ok(204);
   }
 
-  // Writes: Put Blob, Set Blob Metadata, Delete Blob.
+  // Writes: Put Blob, Set Blob Properties, Set Blob Metadata, Delete Blob.
   if (existing == nullptr) {
     if (!request.lease_id().empty()) return NotPresent(kBlobNames);
   } else if (auto refused = CheckWrite(request.lease_id(), &lease, kBlobNames)) {
@@ -375,10 +375,10 @@ BlobResponse ApplyBlobOnlyRequest(const BlobRequest& request, int64_t now_ms, Bl
   if (existing == nullptr) record.set_created_ms(now_ms);
   if (request.op() == BlobRequest::PUT_BLOB) {
     record.set_content_length(static_cast<int64_t>(request.content().size()));
-    *record.mutable_properties() = request.properties();
     *record.mutable_tags() = request.tags();  // replaced, as the rest of the blob
   }
-  *record.mutable_metadata() = request.metadata();
+  if (request.op() != BlobRequest::SET_BLOB_METADATA) *record.mutable_properties() = request.properties();
+  if (request.op() != BlobRequest::SET_BLOB_PROPERTIES) *record.mutable_metadata() = request.metadata();
   record.set_last_modified_ms(now_ms);
   record.set_etag_revision(table->NextRevision(batch));
   BlobResponse response = Ok(request.op() == BlobRequest::PUT_BLOB ? 201 : 200);
@@ -420,6 +420,7 @@ internalpb::BlobResponse ApplyBlobRequest(const BlobRequest& request, int64_t no
     case BlobRequest::PUT_BLOB:
     case BlobRequest::DELETE_BLOB:
     case BlobRequest::SET_BLOB_METADATA:
+    case BlobRequest::SET_BLOB_PROPERTIES:
     case BlobRequest::LEASE_BLOB:
     case BlobRequest::SET_BLOB_TAGS:
       return ApplyBlobOnlyRequest(request, now_ms, table, timer, batch);

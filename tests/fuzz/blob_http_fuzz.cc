@@ -60,6 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)leasehold::server::ParseLeaseHeaders(request, &blob);
   (void)leasehold::server::ParseFencingToken(request, &blob);
   (void)leasehold::server::ParseTagCondition(request, &blob);
+  (void)leasehold::server::ParseBlobProperties(request, &blob);
   (void)leasehold::server::ParsePutBlob(request, &blob);
   (void)leasehold::server::ParseTagDocument(request.body(), &blob);
   return 0;

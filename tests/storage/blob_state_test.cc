@@ -447,6 +447,30 @@ TEST_F(BlobStateTest, TwinsHashTheSameTagsAndMetadataAlike) {
   }
 }
 
+TEST_F(BlobStateTest, SetBlobPropertiesReplacesPropertiesOnly) {
+  BlobRequest put = Op(BlobRequest::PUT_BLOB);
+  put.set_content("hello");
+  put.mutable_properties()->set_content_type("text/plain");
+  put.mutable_properties()->set_cache_control("no-cache");
+  (*put.mutable_metadata())["owner"] = "me";
+  (*put.mutable_tags())["env"] = "prod";
+  ASSERT_EQ(Run(put).http_status(), 201);
+  const BlobResponse before = Run(Read(""));
+  BlobRequest set = Op(BlobRequest::SET_BLOB_PROPERTIES);
+  set.mutable_properties()->set_content_language("en");
+  EXPECT_EQ(Run(set).http_status(), 200);
+  const BlobResponse after = Run(Read(""));
+  EXPECT_NE(after.etag_revision(), before.etag_revision());
+  EXPECT_EQ(after.record().properties().content_language(), "en");
+  EXPECT_EQ(after.record().properties().content_type(), "");  // not sent: cleared
+  EXPECT_EQ(after.record().properties().cache_control(), "");
+  EXPECT_THAT(after.record().metadata(), Contains(Pair("owner", "me")));
+  EXPECT_THAT(after.record().tags(), Contains(Pair("env", "prod")));
+  EXPECT_EQ(after.record().content_length(), 5);
+  Reach(BlobLease::LEASED);
+  EXPECT_EQ(Run(set).error_code(), "LeaseIdMissing");
+}
+
 TEST_F(BlobStateTest, TagConditionsGuardBlobsOnly) {
   ASSERT_EQ(Run(SetTags("", {{"env", "prod"}})).http_status(), 204);
   BlobRequest write = Write("");

@@ -51,6 +51,14 @@ std::optional<std::string> LeaseIdHeader(const HttpRequest& request, const std::
   return canonical;
 }
 
+// A base64 MD5 header: `digest` gets its 16 bytes, or stays empty when the header is absent.
+std::optional<BlobError> Md5Header(const HttpRequest& request, const char* name, std::string* digest) {
+  const std::string value = Header(request, name);
+  if (value.empty()) return std::nullopt;
+  if (!absl::Base64Unescape(value, digest) || digest->size() != 16) return BadHeader(name, value);
+  return std::nullopt;
+}
+
 void ParseTags(const std::string& value, google::protobuf::RepeatedPtrField<std::string>* out) {
   for (absl::string_view tag : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
     out->Add(std::string(absl::StripAsciiWhitespace(tag)));
@@ -223,15 +231,10 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
   unsigned int digest_length = 0;
   EVP_Digest(request.body().data(), request.body().size(), digest, &digest_length, EVP_md5(), nullptr);
   const std::string md5(reinterpret_cast<const char*>(digest), digest_length);
-  const std::string given = Header(request, "Content-MD5");
-  if (!given.empty()) {
-    std::string decoded;
-    if (!absl::Base64Unescape(given, &decoded) || decoded.size() != md5.size()) {
-      return BadHeader("Content-MD5", given);
-    }
-    if (decoded != md5) {
-      return BlobError{400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.", {}};
-    }
+  std::string given;
+  if (auto error = Md5Header(request, "Content-MD5", &given)) return error;
+  if (!given.empty() && given != md5) {
+    return BlobError{400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.", {}};
   }
   auto* p = out->mutable_properties();
   auto either = [&](const char* ms, const char* standard) {
@@ -244,12 +247,9 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
   p->set_content_language(either("x-ms-blob-content-language", "Content-Language"));
   p->set_cache_control(either("x-ms-blob-cache-control", "Cache-Control"));
   p->set_content_disposition(either("x-ms-blob-content-disposition", "Content-Disposition"));
-  std::string blob_md5 = Header(request, "x-ms-blob-content-md5");
-  std::string decoded;
-  if (!blob_md5.empty() && (!absl::Base64Unescape(blob_md5, &decoded) || decoded.size() != md5.size())) {
-    return BadHeader("x-ms-blob-content-md5", blob_md5);
-  }
-  p->set_content_md5(blob_md5.empty() ? md5 : decoded);
+  std::string blob_md5;
+  if (auto error = Md5Header(request, "x-ms-blob-content-md5", &blob_md5)) return error;
+  p->set_content_md5(blob_md5.empty() ? md5 : blob_md5);
   if (auto error = ParseTagsHeader(request, out)) return error;
   out->set_content(std::move(request.body()));
   return ParseFencingToken(request, out);
@@ -262,12 +262,7 @@ std::optional<BlobError> ParseBlobProperties(const HttpRequest& request, interna
   p->set_content_language(Header(request, "x-ms-blob-content-language"));
   p->set_cache_control(Header(request, "x-ms-blob-cache-control"));
   p->set_content_disposition(Header(request, "x-ms-blob-content-disposition"));
-  const std::string md5 = Header(request, "x-ms-blob-content-md5");
-  std::string decoded;
-  if (!md5.empty() && (!absl::Base64Unescape(md5, &decoded) || decoded.size() != 16)) {
-    return BadHeader("x-ms-blob-content-md5", md5);
-  }
-  p->set_content_md5(decoded);
+  if (auto error = Md5Header(request, "x-ms-blob-content-md5", p->mutable_content_md5())) return error;
   return ParseFencingToken(request, out);
 }
 
@@ -283,8 +278,12 @@ std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb:
     if (!key || !tag_value) return BadHeader("x-ms-tags", value);
     tags.emplace_back(std::move(*key), std::move(*tag_value));
   }
+  return SetTags(std::move(tags), out);
+}
+
+std::optional<BlobError> SetTags(std::vector<std::pair<std::string, std::string>> tags, internalpb::BlobRequest* out) {
   if (auto problem = storage::CheckTagSet(tags)) return BlobError{400, problem->code, problem->message, {}};
-  for (auto& [key, tag_value] : tags) (*out->mutable_tags())[std::move(key)] = std::move(tag_value);
+  for (auto& [key, value] : tags) (*out->mutable_tags())[std::move(key)] = std::move(value);
   return std::nullopt;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "leasehold/internal.pb.h"
@@ -59,6 +60,8 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
 std::optional<BlobError> ParseBlobProperties(const HttpRequest& request, internalpb::BlobRequest* out);
 // x-ms-tags: a form-encoded "k1=v1&k2=v2", held to the rules of Set Blob Tags.
 std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb::BlobRequest* out);
+// Sets out->tags to `tags` (in the order sent) if they meet Azure's tag rules; else the rule's 400.
+std::optional<BlobError> SetTags(std::vector<std::pair<std::string, std::string>> tags, internalpb::BlobRequest* out);
 // x-leasehold-if-fencing-token on writes.
 std::optional<BlobError> ParseFencingToken(const HttpRequest& request, internalpb::BlobRequest* out);
 

@@ -10,7 +10,6 @@
 #include <boost/property_tree/xml_parser.hpp>
 
 #include "server/blob_format.h"
-#include "storage/blob_tags.h"
 
 namespace leasehold::server {
 namespace {
@@ -77,9 +76,7 @@ std::optional<BlobError> ParseTagDocument(std::string_view xml, internalpb::Blob
     if (!key_text || !value_text) return InvalidXml();
     tags.emplace_back(std::move(*key_text), std::move(*value_text));
   }
-  if (auto problem = storage::CheckTagSet(tags)) return BlobError{400, problem->code, problem->message, {}};
-  for (auto& [key, value] : tags) (*out->mutable_tags())[std::move(key)] = std::move(value);
-  return std::nullopt;
+  return SetTags(std::move(tags), out);
 }
 
 std::string TagSetXml(const google::protobuf::Map<std::string, std::string>& tags) {

@@ -85,33 +85,22 @@ class Parser {
     return true;
   }
 
-  NodePtr Combine(Node::Kind kind, NodePtr left, NodePtr right) {
-    auto node = std::make_shared<Node>();
-    node->kind = kind;
-    node->left = std::move(left);
-    node->right = std::move(right);
-    return node;
-  }
-
-  NodePtr Or(int depth) {
-    NodePtr left = And(depth);
-    while (left != nullptr && Keyword("or")) {
-      NodePtr right = And(depth);
+  // operand (keyword operand)*, folded left into `kind` nodes: OR over ANDs, AND over terms.
+  NodePtr Chain(Node::Kind kind, std::string_view keyword, NodePtr (Parser::*operand)(int), int depth) {
+    NodePtr left = (this->*operand)(depth);
+    while (left != nullptr && Keyword(keyword)) {
+      NodePtr right = (this->*operand)(depth);
       if (right == nullptr) return nullptr;
-      left = Combine(Node::kOr, std::move(left), std::move(right));
+      auto node = std::make_shared<Node>();
+      node->kind = kind;
+      node->left = std::move(left);
+      node->right = std::move(right);
+      left = std::move(node);
     }
     return left;
   }
-
-  NodePtr And(int depth) {
-    NodePtr left = Term(depth);
-    while (left != nullptr && Keyword("and")) {
-      NodePtr right = Term(depth);
-      if (right == nullptr) return nullptr;
-      left = Combine(Node::kAnd, std::move(left), std::move(right));
-    }
-    return left;
-  }
+  NodePtr Or(int depth) { return Chain(Node::kOr, "or", &Parser::And, depth); }
+  NodePtr And(int depth) { return Chain(Node::kAnd, "and", &Parser::Term, depth); }
 
   NodePtr Term(int depth) {
     SkipSpace();

@@ -9,14 +9,18 @@
 #   - with --sched (needs perf): the mean delay between a thread's wake-up and its running, by name.
 # With --etcd, etcd 3.4 runs the same hand-over in between, for the ratio. With --nosync, a second
 # Leasehold runs it too with every fsync made a no-op (Debian's eatmydata; unsafe, for measuring
-# only), to show how much of a cycle is the disk's. Nothing is written to docs/.
+# only), to show how much of a cycle is the disk's. With --floor, each run first measures what no
+# server can go below on this machine: a cycle's critical path holds one durable write (the holder's
+# delete, which the next waiter may learn of only once it is synced) and one read (the waiter's
+# check), so a cycle takes at least one uncontended write's round trip plus one read's (single
+# client, p50), and the bare disk's fdatasync is shown beside them. Nothing is written to docs/.
 #
-#   scripts/handover-profile.sh [--runs N] [--duration S] [--sched] [--etcd] [--nosync]
+#   scripts/handover-profile.sh [--runs N] [--duration S] [--sched] [--etcd] [--nosync] [--floor]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 . scripts/bench-lib.sh
-RUNS=3 DURATION=5 SCHED=0 ETCD=0 NOSYNC=0
+RUNS=3 DURATION=5 SCHED=0 ETCD=0 NOSYNC=0 FLOOR=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) RUNS="$2"; shift 2 ;;
@@ -24,7 +28,8 @@ while [ $# -gt 0 ]; do
     --sched) SCHED=1; shift ;;
     --etcd) ETCD=1; shift ;;
     --nosync) NOSYNC=1; shift ;;
-    *) echo "usage: $0 [--runs N] [--duration S] [--sched] [--etcd] [--nosync]" >&2; exit 2 ;;
+    --floor) FLOOR=1; shift ;;
+    *) echo "usage: $0 [--runs N] [--duration S] [--sched] [--etcd] [--nosync] [--floor]" >&2; exit 2 ;;
   esac
 done
 if [ "$SCHED" = 1 ] && ! command -v perf >/dev/null; then echo "--sched needs perf (linux-perf)" >&2; exit 2; fi
@@ -69,8 +74,45 @@ fsyncs() {
     awk '/^etcd_disk_wal_fsync_duration_seconds_count/ { c = $2 } /^etcd_disk_wal_fsync_duration_seconds_sum/ { s = $2 } END { print c, s }'
 }
 
+# p50 in ms of one client's WORKLOAD (put or range) against the member on PORT.
+single_client_p50() {
+  "$BENCH" "$1" --endpoints="127.0.0.1:$2" --clients 1 --conns 1 --duration 3 2>&1 | awk '/^latency/ { print $3 }'
+}
+# p50 in ms of a 512-byte overwrite plus fdatasync in a preallocated file next to the data, the same
+# kind of write a synced Raft-log append is on a preallocated log (storage/wal_file_system.h).
+fdatasync_p50() {
+  python3 - "$WORK/fdatasync-probe" <<'PY'
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.posix_fallocate(fd, 0, 16 << 20)
+os.fsync(fd)
+took = []
+for i in range(1000):
+    start = time.perf_counter()
+    os.pwrite(fd, b"x" * 512, i * 4096)
+    os.fdatasync(fd)
+    took.append(time.perf_counter() - start)
+os.close(fd)
+os.unlink(sys.argv[1])
+print("%.2f" % (sorted(took)[len(took) // 2] * 1000))
+PY
+}
+floor() {
+  local disk put range
+  disk=$(fdatasync_p50) put=$(single_client_p50 put $LH_PORT) range=$(single_client_p50 range $LH_PORT)
+  echo "floor: bare fdatasync p50 $disk ms; one client, uncontended: a write's round trip p50 $put ms, a read's $range ms"
+  if [ "$ETCD" = 1 ]; then
+    echo "       etcd 3.4, the same: a write's round trip p50 $(single_client_p50 put $ETCD_PORT) ms, a read's $(single_client_p50 range $ETCD_PORT) ms"
+  fi
+  awk -v w="$put" -v r="$range" 'BEGIN { c = w + r; printf "       so a hand-over cycle takes at least %.2f ms: at most %.0f cycles/s (10x etcd'"'"'s ~157/s needs a cycle every 0.64 ms)\n", c, 1000 / c }'
+}
+
 TICK_MS=$((1000 / $(getconf CLK_TCK)))
 for run in $(seq "$RUNS"); do
+  if [ "$FLOOR" = 1 ]; then
+    echo "== run $run: the floor"
+    floor
+  fi
   if [ "$ETCD" = 1 ]; then
     echo "== run $run: etcd 3.4"
     handover $ETCD_PORT >"$WORK/etcd.out" 2>&1 || true

@@ -14,7 +14,6 @@ std::string AuthTokenOf(const grpc::ServerContextBase& context) {
 }
 
 absl::StatusOr<std::string> CallerOf(Member& member, const grpc::ServerContextBase& context) {
-  if (!member.state_machine().auth().enabled()) return std::string();
   return member.AuthenticatedUser(AuthTokenOf(context));
 }
 

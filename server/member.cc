@@ -41,7 +41,10 @@ int64_t Member::NextId() {
 
 absl::StatusOr<std::string> Member::AuthenticatedUser(std::string_view token) {
   const storage::AuthTable& auth = state_machine_->auth();
-  if (!auth.enabled() || token.empty()) return std::string();
+  if (token.empty()) return std::string();
+  // A token sent is checked whether or not auth is on, as etcd does; none is valid while it is off
+  // (etcd forgets every token when auth is disabled), so a stale one is refused, not ignored.
+  if (!auth.enabled()) return errors::InvalidAuthToken();
   std::optional<TokenStore::Issued> issued = tokens_->Use(std::string(token), absl::Now());
   if (!issued || issued->enabled_revision != auth.enabled_revision()) return errors::InvalidAuthToken();
   if (!auth.HasPasswordHash(issued->user, issued->password_hash)) return errors::InvalidAuthToken();

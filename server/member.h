@@ -67,10 +67,10 @@ class Member {
   LeaderForwarder& forwarder() { return *forwarder_; }
   TokenStore& tokens() { return *tokens_; }
 
-  // The user a call's auth token names (etcd's v3 auth). "" while auth is disabled (any token is
-  // then ignored) or when the call carries none; Unauthenticated "invalid auth token" when the
-  // token is unknown here, has expired, or was issued before the user's password changed, the user
-  // was deleted or auth was last enabled.
+  // The user a call's auth token names (etcd's v3 auth). "" when the call carries none;
+  // Unauthenticated "invalid auth token" when it carries one while auth is disabled (as on etcd,
+  // which then knows no token), or one unknown here, expired, or issued before the user's password
+  // changed, the user was deleted or auth was last enabled.
   absl::StatusOr<std::string> AuthenticatedUser(std::string_view token);
 
   // Whether this member is the current leader (it may still be unsure of it).

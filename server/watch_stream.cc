@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <grpcpp/impl/codegen/proto_utils.h>
 
+#include "absl/strings/str_cat.h"
 #include "server/unmarshal_error.h"
 
 namespace leasehold::server {
@@ -51,10 +52,10 @@ void WatchStream::OnReadDone(bool ok) {
 }
 
 absl::Status WatchStream::CheckPermitted(const etcdserverpb::WatchCreateRequest& create) const {
-  const storage::AuthTable& auth = member_->state_machine().auth();
-  if (!auth.enabled()) return absl::OkStatus();
   absl::StatusOr<std::string> user = member_->AuthenticatedUser(auth_token_);
   if (!user.ok()) return user.status();
+  const storage::AuthTable& auth = member_->state_machine().auth();
+  if (!auth.enabled()) return absl::OkStatus();
   // An empty key watches from the smallest key, "\0", as etcd reads it.
   const std::string key = create.key().empty() ? std::string(1, '\0') : create.key();
   return auth.CheckRange(*user, key, create.range_end(), storage::Access::kRead);
@@ -62,10 +63,17 @@ absl::Status WatchStream::CheckPermitted(const etcdserverpb::WatchCreateRequest&
 
 void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
   int64_t id = create.watch_id();
-  if (!CheckPermitted(create).ok()) {
-    // etcd 3.4 gives one reason whatever went wrong (no token, a bad one, no permission): its gRPC
-    // error's text, with the watch id as asked.
-    return RefuseCreate(id, "rpc error: code = PermissionDenied desc = etcdserver: permission denied");
+  if (absl::Status st = CheckPermitted(create); !st.ok()) {
+    // etcd refuses with watch id -1 (no id is given out) and the text of its gRPC error: an invalid
+    // token (Unauthenticated) and a missing user or stale auth revision (InvalidArgument) say so;
+    // anything else is "permission denied".
+    std::string reason = "rpc error: code = PermissionDenied desc = etcdserver: permission denied";
+    if (absl::IsUnauthenticated(st)) {
+      reason = absl::StrCat("rpc error: code = Unauthenticated desc = ", st.message());
+    } else if (absl::IsInvalidArgument(st)) {
+      reason = absl::StrCat("rpc error: code = InvalidArgument desc = ", st.message());
+    }
+    return RefuseCreate(-1, std::move(reason));
   }
   // An empty key is the smallest key, "\0", as etcd reads it.
   const std::string key = create.key().empty() ? std::string(1, '\0') : create.key();

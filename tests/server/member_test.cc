@@ -90,7 +90,9 @@ TEST_F(MemberTest, RefusesNewRequestsWhileApplyingLagsFarBehind) {
 }
 
 TEST_F(MemberTest, TokensNameTheirUserOnlyWhileStillValid) {
-  EXPECT_EQ(*member_->AuthenticatedUser("anything"), "");  // auth disabled: tokens are ignored
+  // Auth disabled: no token is valid (etcd refuses a stale one rather than ignore it); none is fine.
+  EXPECT_EQ(member_->AuthenticatedUser("anything").status(), errors::InvalidAuthToken());
+  EXPECT_EQ(*member_->AuthenticatedUser(""), "");
   ASSERT_NO_FATAL_FAILURE(AddRootAndEnable());
   EXPECT_EQ(*member_->AuthenticatedUser(""), "");  // no token: the empty user, refused later
   EXPECT_EQ(member_->AuthenticatedUser("unknown").status(), errors::InvalidAuthToken());
@@ -108,6 +110,7 @@ TEST_F(MemberTest, TokensNameTheirUserOnlyWhileStillValid) {
   internalpb::AuthRequest disable;
   disable.mutable_disable();
   ASSERT_NO_FATAL_FAILURE(ApplyAuth(disable));
+  EXPECT_EQ(member_->AuthenticatedUser("tok2").status(), errors::InvalidAuthToken());
   internalpb::AuthRequest enable;
   enable.mutable_enable();
   ASSERT_NO_FATAL_FAILURE(ApplyAuth(enable));

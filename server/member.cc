@@ -58,7 +58,7 @@ void Member::FillHeader(etcdserverpb::ResponseHeader* header) const {
   if (header->revision() == 0) header->set_revision(state_machine_->revision());
 }
 
-void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done) {
+void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done, Proposer::Abandoned abandoned) {
   entry.set_id(static_cast<uint64_t>(NextId()));
   entry.set_time_unix_ms(NowUnixMs());
   if (static_cast<int64_t>(entry.ByteSizeLong()) > config_.max_request_bytes) {
@@ -91,7 +91,7 @@ void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done) {
     done(storage::ApplyResult::Error(errors::NoSpace()));
     return;
   }
-  proposer_->Propose(std::move(entry), std::move(done));
+  proposer_->Propose(std::move(entry), std::move(done), std::move(abandoned));
 }
 
 int64_t Member::DbSize() {

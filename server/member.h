@@ -120,7 +120,8 @@ class Member {
   // entries wait to be applied (etcd's "too many requests"), and proposes it. An entry that grows the
   // store past the quota is refused with "database space exceeded" and raises NOSPACE for this
   // member (through the log, as etcd does), which then refuses such entries on every member.
-  void Submit(internalpb::InternalRequest entry, Proposer::Done done);
+  // `abandoned`: see Proposer::Propose.
+  void Submit(internalpb::InternalRequest entry, Proposer::Done done, Proposer::Abandoned abandoned = nullptr);
   // The engine's size on disk, re-measured at most every 100 ms (measuring lists the directory).
   int64_t DbSize();
 

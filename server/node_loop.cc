@@ -150,7 +150,7 @@ void NodeLoop::Stop() {
     absl::MutexLock lock(&mu_);
     std::swap(left, inbox_);
   }
-  TakeHeld(left);  // what waited for a leader is answered with the rest
+  TakeHeld(left, &last);  // what waited for a leader is answered with the rest
   for (auto& p : left.proposals) last.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::Stopped()));
   for (auto& c : left.conf_changes) last.status_completions.emplace_back(std::move(c.done), errors::Stopped());
   for (auto& r : left.reads) last.status_completions.emplace_back(std::move(r.done), errors::Stopped());
@@ -168,11 +168,11 @@ void NodeLoop::Stop() {
   }
 }
 
-void NodeLoop::Propose(internalpb::InternalRequest entry, Done done) {
+void NodeLoop::Propose(internalpb::InternalRequest entry, Done done, Abandoned abandoned) {
   {
     absl::MutexLock lock(&mu_);
     if (!stopping_) {
-      inbox_.proposals.push_back({std::move(entry), std::move(done)});
+      inbox_.proposals.push_back({std::move(entry), std::move(done), std::move(abandoned)});
       return;
     }
   }
@@ -343,8 +343,8 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
   for (auto& c : inbox.conf_changes) c.deadline_ms = c.deadline_ms != 0 ? c.deadline_ms : deadline;
   for (auto& r : inbox.reads) r.deadline_ms = r.deadline_ms != 0 ? r.deadline_ms : deadline;
   const bool leaderless = node_->raft().lead() == raft::kNoNode;
-  if (!leaderless) TakeHeld(inbox);
   AppliedGroup failed;
+  if (!leaderless) TakeHeld(inbox, &failed);
   for (auto& [to, done] : inbox.transfers) {
     if (to == options_.id && node_->raft().lead() == options_.id) {
       failed.status_completions.emplace_back(std::move(done), absl::OkStatus());  // already there
@@ -422,8 +422,10 @@ bool NodeLoop::RoomToHold(size_t bytes) const {
   return held < kMaxHeldRequests && held_bytes_ + bytes <= kMaxHeldBytes;
 }
 
-void NodeLoop::TakeHeld(Inbox& inbox) {
+void NodeLoop::TakeHeld(Inbox& inbox, AppliedGroup* dropped) {
   if (held_.proposals.empty() && held_.conf_changes.empty() && held_.reads.empty()) return;
+  // Callers that gave up while their proposals were held get no late write.
+  DropHeldProposals(/*now_ms=*/0, dropped);
   held_bytes_ = 0;
   auto ahead = [](auto& held, auto& incoming) {
     for (auto& x : incoming) held.push_back(std::move(x));
@@ -435,6 +437,19 @@ void NodeLoop::TakeHeld(Inbox& inbox) {
   ahead(held_.reads, inbox.reads);
 }
 
+void NodeLoop::DropHeldProposals(int64_t now_ms, AppliedGroup* group) {
+  // etcd says "request timed out" for an expired one; "no leader" says more: nothing reached a log,
+  // so a client may safely send a write again elsewhere (the code, UNAVAILABLE, is the same).
+  std::erase_if(held_.proposals, [&](PendingProposal& p) {
+    const bool abandoned = p.abandoned && p.abandoned();
+    if (!abandoned && p.deadline_ms > now_ms) return false;
+    held_bytes_ -= p.entry.GetCachedSize();  // sized when serialized
+    group->completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(
+                                                           abandoned ? errors::RequestCancelled() : errors::NoLeader()));
+    return true;
+  });
+}
+
 void NodeLoop::ExpireHeld(int64_t now_ms, AppliedGroup* group) {
   auto expire = [now_ms](auto& held, auto time_out) {
     std::erase_if(held, [&](auto& x) {
@@ -443,14 +458,7 @@ void NodeLoop::ExpireHeld(int64_t now_ms, AppliedGroup* group) {
       return true;
     });
   };
-  // etcd says "request timed out" here; "no leader" says more: nothing reached a log, so a client
-  // may safely send a write again elsewhere (the code, UNAVAILABLE, is the same).
-  for (const auto& p : held_.proposals) {
-    if (p.deadline_ms <= now_ms) held_bytes_ -= p.entry.GetCachedSize();  // sized when serialized
-  }
-  expire(held_.proposals, [group](Done& done) {
-    group->completions.emplace_back(std::move(done), storage::ApplyResult::Error(errors::NoLeader()));
-  });
+  DropHeldProposals(now_ms, group);
   auto status_time_out = [group](StatusDone& done) {
     group->status_completions.emplace_back(std::move(done), errors::NoLeader());
   };

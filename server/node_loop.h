@@ -91,7 +91,8 @@ class NodeLoop : public Proposer {
   void Stop();
 
   // Proposer.
-  void Propose(internalpb::InternalRequest entry, Done done) override;
+  using Proposer::Propose;
+  void Propose(internalpb::InternalRequest entry, Done done, Abandoned abandoned) override;
   uint64_t committed_index() const override { return committed_.load(std::memory_order_relaxed); }
   uint64_t applied_index() const override { return state_machine_->applied_index(); }
   uint64_t term() const override { return term_.load(std::memory_order_relaxed); }
@@ -133,6 +134,7 @@ class NodeLoop : public Proposer {
   struct PendingProposal {
     internalpb::InternalRequest entry;
     Done done;
+    Abandoned abandoned;  // may be empty
     int64_t deadline_ms = 0;
   };
   struct PendingConfChange {
@@ -173,8 +175,12 @@ class NodeLoop : public Proposer {
   // bounds (a flood through a long election), requests are refused at once with "no leader", so
   // what waits stays bounded in memory.
   bool RoomToHold(size_t bytes) const;
-  // Puts the requests held for want of a leader ahead of `inbox`'s, once a leader is known.
-  void TakeHeld(Inbox& inbox);
+  // Puts the requests held for want of a leader ahead of `inbox`'s, once a leader is known; those
+  // whose callers have gone are dropped instead, answered in `dropped`.
+  void TakeHeld(Inbox& inbox, AppliedGroup* dropped);
+  // Drops the held proposals whose callers have gone or whose deadline is at or before `now_ms`,
+  // answered in `group`.
+  void DropHeldProposals(int64_t now_ms, AppliedGroup* group);
   void ExpireHeld(int64_t now_ms, AppliedGroup* group);
   // On the leader (see LeaderDecides): a promotion waits until the learner's log is nearly the
   // leader's, as etcd's does (a learner promoted while far behind can cost the cluster its quorum).

@@ -16,11 +16,17 @@ class Proposer {
   using Done = std::function<void(storage::ApplyResult)>;
   virtual ~Proposer() = default;
 
+  // Says whether the caller has gone (its call was cancelled or passed its deadline).
+  using Abandoned = std::function<bool()>;
+
   // Makes `entry` durable on a quorum, applies it in log order and then calls `done` with the
   // result, on the responder thread (so `done` must not block). On failure before apply, `done`
   // gets etcd's Unavailable error: "no leader", "request timed out" or "server stopped".
-  // Thread-safe.
-  virtual void Propose(internalpb::InternalRequest entry, Done done) = 0;
+  // A proposal held while no leader is known is dropped once `abandoned` (if set) says its caller
+  // has gone, as etcd drops it, rather than written when a leader comes: a client that gave up
+  // sees no late write. `done` then gets "request cancelled". Thread-safe.
+  virtual void Propose(internalpb::InternalRequest entry, Done done, Abandoned abandoned) = 0;
+  void Propose(internalpb::InternalRequest entry, Done done) { Propose(std::move(entry), std::move(done), nullptr); }
   // Calls `done` with OK once this member's state includes every write that any member answered,
   // or published events of, before the call (a linearizable read may then be served locally), or
   // with one of the errors above.

@@ -31,6 +31,7 @@ absl::Status NoLeader() { return absl::UnavailableError("etcdserver: no leader")
 absl::Status LeaderChanged() { return absl::UnavailableError("etcdserver: leader changed"); }
 absl::Status RequestTimeout() { return absl::UnavailableError("etcdserver: request timed out"); }
 absl::Status Stopped() { return absl::UnavailableError("etcdserver: server stopped"); }
+absl::Status RequestCancelled() { return absl::CancelledError("etcdserver: request cancelled"); }
 absl::Status NotCapable() { return absl::UnavailableError("etcdserver: not capable"); }
 absl::Status NotSupportedForLearner() { return absl::UnavailableError("etcdserver: rpc not supported for learner"); }
 absl::Status MemberNotFound() { return absl::NotFoundError("etcdserver: member not found"); }

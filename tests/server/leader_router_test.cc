@@ -28,7 +28,9 @@ constexpr int64_t kLease = 42;
 // A proposer whose leader the test chooses.
 class LeaderSwitch : public Proposer {
  public:
-  void Propose(internalpb::InternalRequest, Done done) override { done(storage::ApplyResult::Error(errors::NoLeader())); }
+  void Propose(internalpb::InternalRequest, Done done, Abandoned) override {
+    done(storage::ApplyResult::Error(errors::NoLeader()));
+  }
   void ReadBarrier(std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
   void ProposeConfChange(raftpb::ConfChange, std::function<void(absl::Status)> done) override {
     absl::Status answer;

@@ -14,7 +14,7 @@ namespace {
 // Records proposals; reports whatever indexes the test sets.
 class FakeProposer : public Proposer {
  public:
-  void Propose(internalpb::InternalRequest entry, Done done) override { proposed.push_back(std::move(entry)); }
+  void Propose(internalpb::InternalRequest entry, Done, Abandoned) override { proposed.push_back(std::move(entry)); }
   void ReadBarrier(std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
   void ProposeConfChange(raftpb::ConfChange, std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
   void TransferLeadership(uint64_t, std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }

@@ -12,6 +12,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 
 #include "client/leasehold/client.h"
@@ -173,6 +174,15 @@ int Serve(const Flags& flags) {
   node_options.on_removed = [] {
     LogWarn("this member was removed from the cluster; shutting down");
     kill(getpid(), SIGTERM);
+  };
+  // etcd's own log lines for this moment, in its words: tools that start etcd and wait for it to be
+  // ready (etcd's end-to-end test framework among them) look for them.
+  node_options.on_published = [self = node_options.self, api = MemberConfig().version] {
+    LogInfo("published local member to cluster through raft",
+            {{"local-member-id", absl::StrCat(absl::Hex(self.id()))}, {"local-member-name", self.name()},
+             {"local-member-client-urls", absl::StrJoin(self.client_urls(), ",")}});
+    LogInfo("enabled capabilities for version", {{"cluster-version", api.substr(0, api.rfind('.'))}});
+    LogInfo("ready to serve client requests");
   };
   // A new leader honours every replicated deadline plus this allowance; renewals beyond it are
   // checkpointed before they are acknowledged (Member::RenewLease), so none is revoked early.

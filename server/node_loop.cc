@@ -692,15 +692,17 @@ void NodeLoop::OnSoftState(const raft::SoftState& soft) {
 }
 
 void NodeLoop::MaybePublish(int64_t now_ms) {
-  if (published_ || leader_id() == 0 || now_ms < publish_retry_ms_) return;
+  if (published_ || leader_id() == 0) return;
   auto stored = state_machine_->members().Find(options_.id);
   if (!stored) return;  // not (yet) a member as far as the applied log says
   if (stored->name() == options_.self.name() &&
       std::equal(stored->client_urls().begin(), stored->client_urls().end(), options_.self.client_urls().begin(),
                  options_.self.client_urls().end())) {
     published_ = true;
+    if (options_.on_published) options_.on_published();
     return;
   }
+  if (now_ms < publish_retry_ms_) return;
   internalpb::InternalRequest entry;
   *entry.mutable_member_publish() = options_.self;
   entry.mutable_member_publish()->set_id(options_.id);

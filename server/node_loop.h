@@ -66,6 +66,8 @@ class NodeLoop : public Proposer {
     uint64_t catch_up_entries = 5000;
     // Called (on the loop thread, once) when this member applies its own removal.
     std::function<void()> on_removed;
+    // Called (on the loop thread, once) when this member sees its publish (`self`) applied.
+    std::function<void()> on_published;
     // Called on the loop thread, right after the entry is applied (so before its proposer is
     // answered), for each Authenticate grant that applied successfully.
     std::function<void(const internalpb::AuthenticateRecord&)> on_token_granted;

@@ -177,4 +177,11 @@ run_ctl lease grant 10 ; check_match "still serving after bad input" "granted wi
 run_ctl check datascale
 check_match "check datascale" "^PASS: Approximate system memory used : [0-9.]+ MB\.$" "$(grep PASS <<<"$OUT")"
 
+# Once its publish applies, the server logs etcd's own lines for that moment, which tools that start
+# etcd wait for (etcd's end-to-end framework waits for the first two).
+for line in "published local member to cluster through raft" "enabled capabilities for version" \
+  "ready to serve client requests"; do
+  check "the log says \"$line\"" 1 "$(grep -c "\"msg\":\"$line\"" "$E2E_DIR/server.log")"
+done
+
 e2e_finish

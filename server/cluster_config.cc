@@ -1,5 +1,7 @@
 #include "server/cluster_config.h"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -9,22 +11,31 @@
 namespace leasehold::server {
 namespace {
 
-// FNV-1a: stable across processes and builds (absl::Hash is seeded per process).
-uint64_t StableHash(std::string_view data) {
-  uint64_t h = 14695981039346656037ULL;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
+// The first 8 bytes of `data`'s SHA-1, read big-endian.
+uint64_t Sha1Prefix(const std::string& data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha1(), nullptr);
+  uint64_t prefix = 0;
+  for (int i = 0; i < 8; ++i) prefix = (prefix << 8) | digest[i];
+  return prefix;
 }
 
 }  // namespace
 
 uint64_t MemberIdOf(std::vector<std::string> peer_urls, const std::string& token) {
   std::sort(peer_urls.begin(), peer_urls.end());
-  const uint64_t id = StableHash(absl::StrCat(absl::StrJoin(peer_urls, ","), "|", token));
-  return id == 0 ? 1 : id;
+  const uint64_t id = Sha1Prefix(absl::StrCat(absl::StrJoin(peer_urls, ""), token));
+  return id == 0 ? 1 : id;  // 0 means "no member" everywhere
+}
+
+uint64_t ClusterIdOf(std::vector<uint64_t> member_ids) {
+  std::sort(member_ids.begin(), member_ids.end());
+  std::string bytes;
+  for (uint64_t id : member_ids) {
+    for (int shift = 56; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>(id >> shift));
+  }
+  return Sha1Prefix(bytes);
 }
 
 absl::StatusOr<ClusterConfig> BuildClusterConfig(const Flags& flags) {
@@ -68,9 +79,11 @@ absl::StatusOr<ClusterConfig> BuildClusterConfig(const Flags& flags) {
   }
   std::sort(config.members.begin(), config.members.end(),
             [](const auto& a, const auto& b) { return a.id() < b.id(); });
-  // The token alone names the cluster, so a member joining later (whose --initial-cluster lists a
-  // different set of members) computes the same id as the founders.
-  config.cluster_id = StableHash(absl::StrCat("cluster|", flags.initial_cluster_token)) | 1;
+  // Founders agree on it from the same flags; a member joining later learns it from the cluster
+  // (DiscoverExistingCluster).
+  std::vector<uint64_t> ids;
+  for (const auto& member : config.members) ids.push_back(member.id());
+  config.cluster_id = ClusterIdOf(std::move(ids));
   return config;
 }
 

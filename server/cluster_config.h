@@ -28,7 +28,12 @@ struct ClusterConfig {
 // member (--name) with exactly its --initial-advertise-peer-urls.
 absl::StatusOr<ClusterConfig> BuildClusterConfig(const Flags& flags);
 
-// A member's id: a stable 64-bit hash of its sorted peer URLs and the cluster token (never 0).
+// A founding member's id, as etcd derives it, so the same flags give the same ids on either server:
+// the first 8 bytes (big-endian) of the SHA-1 of its sorted peer URLs and the cluster token, joined
+// without separators.
 uint64_t MemberIdOf(std::vector<std::string> peer_urls, const std::string& token);
+// A new cluster's id, as etcd derives it: the first 8 bytes of the SHA-1 of its founding members'
+// ids, sorted, 8 big-endian bytes each.
+uint64_t ClusterIdOf(std::vector<uint64_t> member_ids);
 
 }  // namespace leasehold::server

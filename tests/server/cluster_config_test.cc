@@ -34,6 +34,33 @@ TEST(ClusterConfigTest, FoundersAgreeOnIds) {
   EXPECT_NE(BuildClusterConfig(other)->cluster_id, a->cluster_id);
 }
 
+// The ids etcd 3.4.23 gave (`etcdctl member list -w json`) when started with the same flags.
+TEST(ClusterConfigTest, IdsAreEtcds) {
+  Flags solo;
+  solo.name = "solo";
+  solo.initial_advertise_peer_urls = {"http://127.0.0.1:27502"};
+  solo.initial_cluster = "solo=http://127.0.0.1:27502";
+  solo.initial_cluster_token = "tok-a";
+  auto one = BuildClusterConfig(solo);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->self_id, 10718488916488341482ULL);
+  EXPECT_EQ(one->cluster_id, 4404688784090371776ULL);
+
+  Flags a;
+  a.name = "a";
+  a.initial_advertise_peer_urls = {"http://127.0.0.1:27512"};
+  a.initial_cluster = "a=http://127.0.0.1:27512,b=http://127.0.0.1:27522,c=http://127.0.0.1:27532";
+  a.initial_cluster_token = "tok-b";
+  auto three = BuildClusterConfig(a);
+  ASSERT_TRUE(three.ok()) << three.status();
+  EXPECT_EQ(three->self_id, 7314671855542107980ULL);
+  ASSERT_EQ(three->members.size(), 3u);
+  EXPECT_EQ(three->members[0].id(), 6658783250575691622ULL);  // c
+  EXPECT_EQ(three->members[1].id(), 7314671855542107980ULL);  // a
+  EXPECT_EQ(three->members[2].id(), 15196036224448573689ULL);  // b
+  EXPECT_EQ(three->cluster_id, 13998566877082728973ULL);
+}
+
 TEST(ClusterConfigTest, Refusals) {
   Flags missing = MemberFlags("d", "http://127.0.0.1:42380");
   EXPECT_EQ(BuildClusterConfig(missing).status().code(), absl::StatusCode::kInvalidArgument);

@@ -26,6 +26,8 @@ void HealthService::Handle(HttpRequest&& request, HttpServer::Respond respond) {
     return respond(MakeHttpResponse(http::status::ok, "text/plain; version=0.0.4", Metrics::Get().Render(*member_)));
   }
   if (path != "/health") return respond(MakeHttpResponse(http::status::not_found, "text/plain", "404 page not found\n"));
+  // As etcd's: unhealthy while any alarm is raised (NOSPACE, CORRUPT) or no leader is known.
+  if (!member_->state_machine().alarms().List(etcdserverpb::NONE).empty()) return respond(Health(false));
   if (member_->proposer().leader_id() == 0) return respond(Health(false));
   // A read barrier fails within the request timeout when no quorum answers.
   auto shared_respond = std::make_shared<HttpServer::Respond>(std::move(respond));

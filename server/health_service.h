@@ -1,7 +1,8 @@
 // /metrics and /health over HTTP, as etcd serves them on --listen-metrics-urls:
 //  - GET /metrics: the Prometheus text exposition (metrics.h);
-//  - GET /health: 200 {"health":"true"} when the member knows a leader and a linearizable read
-//    barrier completes (it fails within the request timeout otherwise); else 503 {"health":"false"}.
+//  - GET /health: 200 {"health":"true"} when no alarm is raised, the member knows a leader and a
+//    linearizable read barrier completes (it fails within the request timeout otherwise); else
+//    503 {"health":"false"}.
 // Anything else is 404.
 #pragma once
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The space quota end to end: writes past --quota-backend-bytes raise NOSPACE (etcd's error, the
-# alarm in `alarm list` and `endpoint status`), which refuses growth but not deletes; compact, defrag
+# alarm in `alarm list`, `endpoint status` and /health), which refuses growth but not deletes; compact, defrag
 # and `alarm disarm` bring writes back; the alarm survives a restart.
 source "$(dirname "$0")/lib.sh"
 
@@ -17,6 +17,8 @@ run_ctl alarm list
 check "alarm list shows NOSPACE for this member" "memberID:$MEMBER_DEC alarm:NOSPACE " "$OUT"
 run_ctl endpoint status
 check_match "endpoint status lists the alarm as an error" "alarm:NOSPACE" "$OUT"
+health() { curl -s -m 10 -w ' %{http_code}' "http://$EP/health"; }
+check "while raised, /health says false, as etcd's does" '{"health":"false"} 503' "$(health)"
 run_ctl put small v
 check "while raised, even a small put is refused" "Error: etcdserver: mvcc: database space exceeded" "$ERR"
 run_ctl lease grant 10
@@ -43,6 +45,7 @@ run_ctl alarm list
 check "no alarm is left" "" "$OUT"
 run_ctl put after v
 check "writes work again" "OK" "$OUT"
+check "and /health says true again" '{"health":"true"} 200' "$(health)"
 e2e_stop_server
 e2e_start_server --quota-backend-bytes=-1
 for i in $(seq 1 10); do ctl put "big$i" "$VALUE" >/dev/null || fail "put $i without a quota"; done

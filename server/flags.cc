@@ -63,6 +63,8 @@ const std::map<std::string, FlagSpec>& Specs() {
                                  [](Flags* f, const std::string& v) { f->initial_cluster_state = v; return v == "new" || v == "existing"; }}},
       {"listen-peer-urls", {"Comma-separated URLs to listen on for peer traffic (Raft and forwarded lease calls).",
                             [](Flags* f, const std::string& v) { f->listen_peer_urls = SplitList(v); return !f->listen_peer_urls.empty(); }}},
+      {"strict-reconfig-check", {"Reject membership changes that could cost the cluster its quorum (default true).",
+                                 [](Flags* f, const std::string& v) { return ParseBool(v, &f->strict_reconfig_check); }, true}},
       {"max-request-bytes", {"Maximum client request size in bytes (etcd's default: 1572864).",
                              Int<int64_t>(&Flags::max_request_bytes, 1)}},
       {"quota-backend-bytes", {"Raise the NOSPACE alarm when the data dir would exceed this many bytes (0: etcd's 2 GiB; negative: no quota).",

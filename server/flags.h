@@ -53,6 +53,9 @@ struct Flags {
   int64_t auth_token_ttl_seconds = 300;
   int bcrypt_cost = 10;
   int64_t auth_failure_delay_ms = 1000;
+  // etcd's --strict-reconfig-check: refuse membership changes that the live members' connectivity
+  // says could cost the quorum (NodeLoop::LeaderDecides).
+  bool strict_reconfig_check = true;
   bool help = false;
   bool version = false;
 };

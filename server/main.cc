@@ -170,6 +170,7 @@ int Serve(const Flags& flags) {
   node_options.election_ticks = static_cast<int>(std::max<int64_t>(2, flags.election_timeout_ms / flags.heartbeat_interval_ms));
   node_options.request_timeout_ms = request_timeout_ms;
   node_options.snapshot_count = static_cast<uint64_t>(flags.snapshot_count);
+  node_options.strict_reconfig_check = flags.strict_reconfig_check;
   node_options.catch_up_entries = std::min<uint64_t>(5000, node_options.snapshot_count);
   node_options.on_removed = [] {
     LogWarn("this member was removed from the cluster; shutting down");
@@ -219,6 +220,7 @@ int Serve(const Flags& flags) {
   config.lease_lookahead_ms = flags.election_timeout_ms - lease_allowance_ms;
   config.request_timeout_ms = request_timeout_ms;
   config.bcrypt_cost = flags.bcrypt_cost;
+  config.strict_reconfig_check = flags.strict_reconfig_check;
   Member member(config, engine->get(), state_machine->get(), &node, &forwarder, &tokens);
 
   // The peer port first, so the node can hear its peers as soon as it starts.

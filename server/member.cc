@@ -201,7 +201,7 @@ void Member::AddMember(const etcdserverpb::MemberAddRequest& request,
       }
     }
   }
-  if (absl::Status st = MayAddMember(members, request.islearner()); !st.ok()) return done(st);
+  if (absl::Status st = MayAddMember(members, request.islearner(), config_.strict_reconfig_check); !st.ok()) return done(st);
   internalpb::MemberRecord record;
   *record.mutable_peer_urls() = request.peerurls();
   record.set_is_learner(request.islearner());
@@ -224,7 +224,7 @@ void Member::RemoveMember(const etcdserverpb::MemberRemoveRequest& request,
   if (std::none_of(members.begin(), members.end(), [&](const auto& m) { return m.id() == request.id(); })) {
     return done(errors::MemberNotFound());
   }
-  if (absl::Status st = MayRemoveMember(members, request.id()); !st.ok()) return done(st);
+  if (absl::Status st = MayRemoveMember(members, request.id(), config_.strict_reconfig_check); !st.ok()) return done(st);
   ProposeMembership(raftpb::CONF_REMOVE_NODE, request.id(), internalpb::MemberRecord(),
                     etcdserverpb::MemberRemoveResponse(), std::move(done));
 }
@@ -236,7 +236,7 @@ void Member::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request,
   auto it = std::find_if(members.begin(), members.end(), [&](const auto& m) { return m.id() == request.id(); });
   if (it == members.end()) return done(errors::MemberNotFound());
   if (!it->is_learner()) return done(errors::MemberNotLearner());
-  if (absl::Status st = MayPromoteMember(members, request.id()); !st.ok()) return done(st);
+  if (absl::Status st = MayPromoteMember(members, request.id(), config_.strict_reconfig_check); !st.ok()) return done(st);
   ProposeMembership(raftpb::CONF_PROMOTE_LEARNER, request.id(), internalpb::MemberRecord(),
                     etcdserverpb::MemberPromoteResponse(), std::move(done));
 }

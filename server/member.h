@@ -49,6 +49,8 @@ struct MemberConfig {
   int64_t quota_backend_bytes = 0;
   // --bcrypt-cost: how slow password hashes are to make (and to guess).
   int bcrypt_cost = 10;
+  // --strict-reconfig-check: refuse membership changes that would leave too few started voters.
+  bool strict_reconfig_check = true;
   // The etcd API version we answer as (etcd clients gate features on it).
   std::string version = "3.4.23";
 };

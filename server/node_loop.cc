@@ -307,6 +307,7 @@ absl::Status NodeLoop::LeaderDecides(const raftpb::ConfChange& change, int64_t n
   // Lost the lead since the change was taken: Raft would forward it past the new leader's checks.
   // Nothing reached a log, so the caller may take it to the new leader (LeaderRouter retries).
   if (raft.lead() != options_.id) return errors::NoLeader();
+  if (!options_.strict_reconfig_check) return LearnerInSync(change);  // as etcd's, which checks this always
   VoterHealth health;
   for (const auto& [id, progress] : raft.progress()) {
     if (progress.is_learner) continue;

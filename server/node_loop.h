@@ -64,6 +64,9 @@ class NodeLoop : public Proposer {
     // --snapshot-count and its 5,000 catch-up entries).
     uint64_t snapshot_count = 100000;
     uint64_t catch_up_entries = 5000;
+    // etcd's --strict-reconfig-check: when false, LeaderDecides checks only that a learner to promote
+    // has caught up.
+    bool strict_reconfig_check = true;
     // Called (on the loop thread, once) when this member applies its own removal.
     std::function<void()> on_removed;
     // Called (on the loop thread, once) when this member sees its publish (`self`) applied.

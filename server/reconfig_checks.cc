@@ -26,13 +26,14 @@ bool StartedMajority(VoterCount c) { return c.started >= c.members / 2 + 1; }
 
 }  // namespace
 
-absl::Status MayAddMember(const MemberRecords& members, bool learner) {
+absl::Status MayAddMember(const MemberRecords& members, bool learner, bool strict) {
   if (learner) {
     for (const auto& m : members) {
       if (m.is_learner()) return errors::TooManyLearners();
     }
     return absl::OkStatus();
   }
+  if (!strict) return absl::OkStatus();
   VoterCount c = CountVoters(members, 0);
   ++c.members;  // the new voter, not started yet
   // A second member for a lone one (as when a cluster is rebuilt from a backup) is let through, as
@@ -41,17 +42,22 @@ absl::Status MayAddMember(const MemberRecords& members, bool learner) {
   return StartedMajority(c) ? absl::OkStatus() : errors::NotEnoughStartedMembers();
 }
 
-absl::Status MayRemoveMember(const MemberRecords& members, uint64_t id) {
+absl::Status MayRemoveMember(const MemberRecords& members, uint64_t id, bool strict) {
   for (const auto& m : members) {
     if (m.id() == id && m.is_learner()) return absl::OkStatus();
   }
-  return StartedMajority(CountVoters(members, id)) ? absl::OkStatus() : errors::NotEnoughStartedMembers();
+  const VoterCount left = CountVoters(members, id);
+  // Never the last voter, strict or not: a cluster without one can do nothing again.
+  if (left.members == 0) return errors::NotEnoughStartedMembers();
+  if (!strict) return absl::OkStatus();
+  return StartedMajority(left) ? absl::OkStatus() : errors::NotEnoughStartedMembers();
 }
 
-absl::Status MayPromoteMember(const MemberRecords& members, uint64_t id) {
+absl::Status MayPromoteMember(const MemberRecords& members, uint64_t id, bool strict) {
   for (const auto& m : members) {
     if (m.id() == id && !Started(m)) return errors::LearnerNotReady();
   }
+  if (!strict) return absl::OkStatus();
   VoterCount c = CountVoters(members, id);
   ++c.members;  // the learner, started
   ++c.started;

@@ -18,15 +18,17 @@ namespace leasehold::server {
 
 using MemberRecords = std::vector<internalpb::MemberRecord>;
 
+// The started-majority rules below apply only when `strict` (etcd's --strict-reconfig-check); the
+// learner rules always do, as on etcd.
 // MemberAdd: a voter only while the started voters stay a majority with the new one counted as not
 // started; a learner only while there is none.
-absl::Status MayAddMember(const MemberRecords& members, bool learner);
-// MemberRemove: a voter only while the started voters left are a majority of the voters left;
-// learners are always removable. `id` must be a member.
-absl::Status MayRemoveMember(const MemberRecords& members, uint64_t id);
+absl::Status MayAddMember(const MemberRecords& members, bool learner, bool strict);
+// MemberRemove: a voter only while the started voters left are a majority of the voters left (and,
+// strict or not, never the last voter); learners are always removable. `id` must be a member.
+absl::Status MayRemoveMember(const MemberRecords& members, uint64_t id, bool strict);
 // MemberPromote of learner `id`, counted as started: the voters, with it, must keep a started
 // majority. A learner that never started cannot be in sync with the leader.
-absl::Status MayPromoteMember(const MemberRecords& members, uint64_t id);
+absl::Status MayPromoteMember(const MemberRecords& members, uint64_t id, bool strict);
 
 // etcd's connectivity checks, made by the leader from the voters that answered it within the last
 // election timeout ("active"; the leader counts itself). etcd asks its transport instead, and also

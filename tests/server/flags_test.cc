@@ -21,6 +21,9 @@ TEST(FlagsTest, DefaultsAndBothForms) {
   EXPECT_EQ(flags->listen_client_urls.size(), 2u);
   EXPECT_EQ(flags->advertise_client_urls, flags->listen_client_urls);
   EXPECT_EQ(flags->max_request_bytes, 1536 * 1024);
+  EXPECT_TRUE(flags->strict_reconfig_check);
+  EXPECT_FALSE(Parse({"--strict-reconfig-check=false"})->strict_reconfig_check);
+  EXPECT_TRUE(Parse({"--strict-reconfig-check"})->strict_reconfig_check);
 }
 
 TEST(FlagsTest, Refusals) {

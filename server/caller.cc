@@ -13,8 +13,16 @@ std::string AuthTokenOf(const grpc::ServerContextBase& context) {
   return std::string();
 }
 
+std::string CertUserOf(const grpc::ServerContextBase& context) {
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (!auth || !auth->IsPeerAuthenticated()) return std::string();
+  std::vector<grpc::string_ref> names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
+  return names.empty() ? std::string() : std::string(names.front().data(), names.front().size());
+}
+
 absl::StatusOr<std::string> CallerOf(Member& member, const grpc::ServerContextBase& context) {
-  return member.AuthenticatedUser(AuthTokenOf(context));
+  const std::string token = AuthTokenOf(context);
+  return member.AuthenticatedUser(token, token.empty() ? CertUserOf(context) : std::string());
 }
 
 absl::Status CheckCallerIsAdmin(Member& member, const grpc::ServerContextBase& context) {

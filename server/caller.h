@@ -14,7 +14,10 @@ namespace leasehold::server {
 // HTTP Authorization header on as "authorization". Empty when there is none.
 std::string AuthTokenOf(const grpc::ServerContextBase& context);
 
-// Member::AuthenticatedUser for the call's token.
+// The common name of the client's verified TLS certificate; empty without one.
+std::string CertUserOf(const grpc::ServerContextBase& context);
+
+// Member::AuthenticatedUser for the call's token and certificate.
 absl::StatusOr<std::string> CallerOf(Member& member, const grpc::ServerContextBase& context);
 
 // OK when auth is disabled or the call's user holds the root role (etcd's admin-only calls:

@@ -221,6 +221,7 @@ int Serve(const Flags& flags) {
   config.request_timeout_ms = request_timeout_ms;
   config.bcrypt_cost = flags.bcrypt_cost;
   config.strict_reconfig_check = flags.strict_reconfig_check;
+  config.client_cert_auth = flags.client_tls.client_cert_auth;
   Member member(config, engine->get(), state_machine->get(), &node, &forwarder, &tokens);
 
   // The peer port first, so the node can hear its peers as soon as it starts.

@@ -51,6 +51,9 @@ struct MemberConfig {
   int bcrypt_cost = 10;
   // --strict-reconfig-check: refuse membership changes that would leave too few started voters.
   bool strict_reconfig_check = true;
+  // --client-cert-auth: clients present verified certificates, whose common name is the user of a
+  // call without a token while auth is enabled.
+  bool client_cert_auth = false;
   // The etcd API version we answer as (etcd clients gate features on it).
   std::string version = "3.4.23";
 };
@@ -69,11 +72,12 @@ class Member {
   LeaderForwarder& forwarder() { return *forwarder_; }
   TokenStore& tokens() { return *tokens_; }
 
-  // The user a call's auth token names (etcd's v3 auth). "" when the call carries none;
-  // Unauthenticated "invalid auth token" when it carries one while auth is disabled (as on etcd,
-  // which then knows no token), or one unknown here, expired, or issued before the user's password
-  // changed, the user was deleted or auth was last enabled.
-  absl::StatusOr<std::string> AuthenticatedUser(std::string_view token);
+  // The user a call's auth token names (etcd's v3 auth). Unauthenticated "invalid auth token" when
+  // it carries one while auth is disabled (as on etcd, which then knows no token), or one unknown
+  // here, expired, or issued before the user's password changed, the user was deleted or auth was
+  // last enabled. Without a token: with --client-cert-auth and auth enabled, `cert_user` (the common
+  // name of the client's verified certificate, etcd's TLS common-name authentication); else "".
+  absl::StatusOr<std::string> AuthenticatedUser(std::string_view token, std::string_view cert_user = {});
 
   // Whether this member is the current leader (it may still be unsure of it).
   bool IsLeader() const { return proposer_->leader_id() == config_.member_id; }

@@ -55,7 +55,7 @@ void WatchService::Start() {
         const auto& metadata = context.client_metadata();
         auto it = metadata.find("hasleader");
         const bool require_leader = it != metadata.end() && it->second == "true";
-        return new WatchStream(call, member_, hub_, require_leader, AuthTokenOf(context));
+        return new WatchStream(call, member_, hub_, require_leader, AuthTokenOf(context), CertUserOf(context));
       });
 }
 

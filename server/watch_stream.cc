@@ -8,9 +8,10 @@
 
 namespace leasehold::server {
 
-WatchStream::WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader, std::string auth_token)
+WatchStream::WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader, std::string auth_token,
+                         std::string cert_user)
     : AsyncBidiReactor(call),
-      member_(member), hub_(hub), require_leader_(require_leader), auth_token_(std::move(auth_token)) {
+      member_(member), hub_(hub), require_leader_(require_leader), auth_token_(std::move(auth_token)), cert_user_(std::move(cert_user)) {
   hub_->OpenStream(this);
   StartRead(&request_bytes_);
 }
@@ -52,7 +53,7 @@ void WatchStream::OnReadDone(bool ok) {
 }
 
 absl::Status WatchStream::CheckPermitted(const etcdserverpb::WatchCreateRequest& create) const {
-  absl::StatusOr<std::string> user = member_->AuthenticatedUser(auth_token_);
+  absl::StatusOr<std::string> user = member_->AuthenticatedUser(auth_token_, cert_user_);
   if (!user.ok()) return user.status();
   const storage::AuthTable& auth = member_->state_machine().auth();
   if (!auth.enabled()) return absl::OkStatus();

@@ -24,8 +24,10 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
   // `require_leader`: the client sent etcd's "hasleader: true" metadata (clientv3.WithRequireLeader,
   // as `etcdctl watch` does): the stream ends with "etcdserver: no leader" when this member loses
   // its leader for a while, so the client moves to another member instead of waiting in silence.
-  // `auth_token`: the stream's token (etcd's v3 auth), checked with each watch created on it.
-  WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader, std::string auth_token);
+  // `auth_token`: the stream's token (etcd's v3 auth), checked with each watch created on it;
+  // `cert_user`: its client certificate's common name (Member::AuthenticatedUser).
+  WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader, std::string auth_token,
+              std::string cert_user);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -80,6 +82,7 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_){grpc::StatusCode::CANCELLED, "watch stream cancelled"};
   const bool require_leader_;
   const std::string auth_token_;
+  const std::string cert_user_;  // the client certificate's common name (CertUserOf)
   // Touched only by the read callbacks, which gRPC runs one at a time.
   absl::flat_hash_set<int64_t> ids_;
   int64_t next_id_ = 0;

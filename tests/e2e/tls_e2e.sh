@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # TLS end to end with a throw-away CA: etcdctl over https with --cacert/--cert/--key; clients
-# without a trusted certificate refused under --client-cert-auth; members talking over https peer
+# without a trusted certificate refused under --client-cert-auth, and with auth on, the certificate's
+# common name taken as the user of a call without a token; members talking over https peer
 # URLs with --peer-client-cert-auth, and a member whose certificate another CA signed kept out;
 # the blob adapter and /metrics on https URLs (the Azure SDK for Python over TLS).
 source "$(dirname "$0")/lib.sh"
@@ -48,6 +49,20 @@ check "/health over https with a trusted client certificate" '{"health":"true"}'
   "$(curl -s --cacert "$PKI/ca.crt" --cert "$PKI/client.crt" --key "$PKI/client.key" "$METRICS")"
 curl -s --cacert "$PKI/ca.crt" "$METRICS" >/dev/null 2>&1; RC=$?
 if [ "$RC" -ne 0 ]; then pass "/health refuses a client without a certificate (curl exit $RC)"; else fail "/health answered a client without a certificate"; fi
+# etcd's TLS common-name authentication: with auth on, a call without a token acts as the user its
+# certificate names (CN=client here); another certificate's name (CN=server) is another user.
+ROOT=(--user root:rootpw)
+for step in "user add root:rootpw" "user grant-role root root" "user add client:clientpw" "role add c-keys" \
+  "role grant-permission c-keys readwrite c/ --prefix" "user grant-role client c-keys" "auth enable"; do
+  # shellcheck disable=SC2086
+  tls_ctl "${AUTH[@]}" $step >/dev/null 2>&1 || fail "auth set-up: $step"
+done
+check "auth on: the certificate's common name is the user (client may write c/)" OK "$(tls_ctl "${AUTH[@]}" put c/1 v 2>&1)"
+check "but not outside its role" "Error: etcdserver: permission denied" "$(tls_ctl "${AUTH[@]}" put other v 2>&1 | grep -v '"level"')"
+check "a token still wins over the certificate" OK "$(tls_ctl "${AUTH[@]}" "${ROOT[@]}" put other v 2>&1)"
+check "another certificate names another user (server has no role)" "Error: etcdserver: permission denied" \
+  "$(tls_ctl --cacert "$PKI/ca.crt" --cert "$PKI/server.crt" --key "$PKI/server.key" get c/1 2>&1 | grep -v '"level"')"
+tls_ctl "${AUTH[@]}" "${ROOT[@]}" auth disable >/dev/null 2>&1 || fail "auth disable"
 e2e_stop_server
 
 # --- The blob adapter and /metrics on https URLs (no client certificates asked). ---

@@ -56,6 +56,8 @@ struct Flags {
   // etcd's --strict-reconfig-check: refuse membership changes that the live members' connectivity
   // says could cost the quorum (NodeLoop::LeaderDecides).
   bool strict_reconfig_check = true;
+  // etcd's --experimental-initial-corrupt-check (initial_corrupt_check.h).
+  bool initial_corrupt_check = false;
   bool help = false;
   bool version = false;
 };

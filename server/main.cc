@@ -26,6 +26,7 @@
 #include "server/flags.h"
 #include "server/cluster_service.h"
 #include "server/identity.h"
+#include "server/initial_corrupt_check.h"
 #include "server/join.h"
 #include "server/json_gateway.h"
 #include "server/kv_service.h"
@@ -236,11 +237,19 @@ int Serve(const Flags& flags) {
   // Where joining members look themselves up.
   ClusterService peer_cluster_service(&member, ClusterService::Port::kPeer);
   peer_builder.RegisterService(&peer_cluster_service);
+  // Where members compare their data (--experimental-initial-corrupt-check).
+  PeerHashKvService peer_hash_service(&member);
+  peer_builder.RegisterService(&peer_hash_service);
   std::unique_ptr<grpc::Server> peer_server = peer_builder.BuildAndStart();
   if (peer_server == nullptr) {
     return Fail("cannot listen", absl::UnavailableError("binding the peer URLs failed (port in use?)"));
   }
   if (absl::Status st = node.Start(); !st.ok()) return Fail("cannot start the raft node", st);
+  if (flags.initial_corrupt_check) {
+    if (absl::Status st = CheckInitialHashKv(member, flags.peer_tls, absl::Milliseconds(request_timeout_ms)); !st.ok()) {
+      return Fail("initial corruption check failed", st);
+    }
+  }
 
   ExpiryLoop::Options expiry_options;
   expiry_options.revoke_rate_per_second = flags.lease_revoke_rate;

@@ -4,6 +4,8 @@
 source "$(dirname "$0")/lib.sh"
 e2e_start_server
 HEX='[0-9a-f]{16}'
+# Member and cluster ids as etcdctl prints them (%16x: padded with spaces, not zeros).
+ID16='[ 0-9a-f]{16}'
 
 # --- lease grant ---
 run_ctl lease grant 60
@@ -148,7 +150,7 @@ SELF=$(ctl member list | cut -d, -f1)
 run_ctl member remove "$SELF"
 check "the last member cannot be removed" "Error: etcdserver: re-configuration failed due to not enough started members" "$ERR"
 run_ctl member add learner1 --peer-urls=http://127.0.0.1:1 --learner
-check_match "a learner is added" "^Member $HEX added to cluster $HEX" "$OUT"
+check_match "a learner is added" "^Member $ID16 added to cluster $ID16" "$OUT"
 LEARNER=$(ctl member list | grep 'http://127.0.0.1:1,' | cut -d, -f1)
 run_ctl member add learner2 --peer-urls=http://127.0.0.1:2 --learner
 check "one learner at a time" "Error: etcdserver: too many learner members in cluster" "$ERR"

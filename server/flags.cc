@@ -93,7 +93,11 @@ const std::map<std::string, FlagSpec>& Specs() {
           return true;
         }}},
       {"listen-blob-urls", {"URL for the Azure Blob lease REST adapter (http://host:port; empty: off). Default http://127.0.0.1:10000.",
-                            [](Flags* f, const std::string& v) { f->listen_blob_url = v; return v.find(',') == std::string::npos; }}},
+                            [](Flags* f, const std::string& v) {
+                              f->listen_blob_url = v;
+                              f->listen_blob_url_given = true;
+                              return v.find(',') == std::string::npos;
+                            }}},
       {"blob-accounts", {"Comma-separated name:base64key storage accounts for the blob adapter (default: devstoreaccount1 with the emulator's well-known key).",
                          [](Flags* f, const std::string& v) {
                            f->blob_accounts = SplitList(v);

@@ -42,6 +42,7 @@ struct Flags {
   // The Azure Blob lease adapter: where it listens (empty: off), its accounts ("name:base64key",
   // default the storage emulator's well-known account) and the largest Put Blob body.
   std::string listen_blob_url = "http://127.0.0.1:10000";
+  bool listen_blob_url_given = false;  // --listen-blob-urls was on the command line
   std::vector<std::string> blob_accounts;
   int64_t max_blob_bytes = 1024 * 1024;
   // Where /metrics and /health are served over plain HTTP (empty: nowhere), as etcd's flag.

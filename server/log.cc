@@ -3,7 +3,7 @@
 #include <atomic>
 #include <cstdio>
 
-#include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -12,6 +12,29 @@ namespace {
 
 std::atomic<int> min_level{static_cast<int>(LogLevel::kInfo)};
 constexpr const char* kNames[] = {"debug", "info", "warn", "error"};
+
+// The body of a JSON string: quotes, backslashes and control characters escaped, every other byte
+// as it is (UTF-8 passes through).
+std::string JsonEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -30,8 +53,8 @@ void Log(LogLevel level, std::string_view message, const LogFields& fields) {
   std::string line = "{\"level\":\"";
   line += kNames[static_cast<int>(level)];
   line += "\",\"ts\":\"" + absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone());
-  line += "\",\"msg\":\"" + absl::CEscape(std::string(message)) + "\"";
-  for (const auto& [key, value] : fields) line += ",\"" + key + "\":\"" + absl::CEscape(value) + "\"";
+  line += "\",\"msg\":\"" + JsonEscape(message) + "\"";
+  for (const auto& [key, value] : fields) line += ",\"" + key + "\":\"" + JsonEscape(value) + "\"";
   line += "}\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

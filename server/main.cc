@@ -369,7 +369,16 @@ int Serve(const Flags& flags) {
         http_options, [service](HttpRequest&& request, HttpServer::Respond respond) {
           service->Handle(std::move(request), std::move(respond));
         });
-    if (absl::Status st = blob_server->Start(); !st.ok()) return Fail("cannot listen", st);
+    if (absl::Status st = blob_server->Start(); !st.ok()) {
+      // Only the default port may be given up: several members on one machine (as in etcd's own
+      // examples, which know nothing of this flag) cannot all have it.
+      if (flags.listen_blob_url_given) return Fail("cannot listen", st);
+      LogWarn("the blob adapter's default URL is taken; serving without the adapter (--listen-blob-urls names "
+              "another, or turns it off when empty)",
+              {{"blob-url", flags.listen_blob_url}, {"error", st.ToString()}});
+      blob_server.reset();
+      blob_service.reset();
+    }
   }
   // /metrics and /health, as etcd's --listen-metrics-urls.
   std::unique_ptr<HttpServer> metrics_server;
@@ -392,7 +401,7 @@ int Serve(const Flags& flags) {
   LogInfo("serving client requests", {{"name", flags.name}, {"member-id", member_hex},
                                       {"data-dir", flags.data_dir},
                                       {"client-urls", flags.listen_client_urls.front()},
-                                      {"blob-url", flags.listen_blob_url.empty() ? "off" : flags.listen_blob_url},
+                                      {"blob-url", blob_server ? flags.listen_blob_url : "off"},
                                       {"revision", std::to_string((*state_machine)->revision())},
                                       {"leases", std::to_string((*state_machine)->leases().size())}});
 

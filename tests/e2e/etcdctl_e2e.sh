@@ -179,6 +179,40 @@ run_ctl lease grant 10 ; check_match "still serving after bad input" "granted wi
 run_ctl check datascale
 check_match "check datascale" "^PASS: Approximate system memory used : [0-9.]+ MB\.$" "$(grep PASS <<<"$OUT")"
 
+# A second member on this machine started without --listen-blob-urls finds the adapter's default
+# port taken (by a stand-in, if nothing else holds it) and serves without it, as etcd's own
+# multi-member examples need; a port named on the command line must be had.
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("127.0.0.1", 10000)); s.listen()
+except OSError:
+    pass
+open(sys.argv[1], "w").close()
+time.sleep(30)' "$E2E_DIR/holding" &
+HOLDER=$!
+for _ in $(seq 1 100); do [ -e "$E2E_DIR/holding" ] && break; sleep 0.1; done
+P2=$(free_port); PP2=$(free_port)
+"$LEASEHOLD_BIN" --name second --data-dir "$E2E_DIR/second" --listen-client-urls "http://127.0.0.1:$P2" \
+  --listen-peer-urls "http://127.0.0.1:$PP2" --initial-advertise-peer-urls "http://127.0.0.1:$PP2" \
+  --initial-cluster "second=http://127.0.0.1:$PP2" >"$E2E_DIR/second.log" 2>&1 &
+SECOND=$!
+for _ in $(seq 1 100); do timeout 5 etcdctl --endpoints="127.0.0.1:$P2" put second v >/dev/null 2>&1 && break; sleep 0.1; done
+check "the default blob port taken: the member still serves" OK "$(timeout 5 etcdctl --endpoints="127.0.0.1:$P2" put second v 2>&1)"
+check "and says it serves without the adapter" 1 "$(grep -c "the blob adapter's default URL is taken" "$E2E_DIR/second.log")"
+kill "$SECOND"; wait "$SECOND" 2>/dev/null
+"$LEASEHOLD_BIN" --name third --data-dir "$E2E_DIR/third" --listen-client-urls "http://127.0.0.1:$P2" \
+  --listen-peer-urls "http://127.0.0.1:$PP2" --initial-advertise-peer-urls "http://127.0.0.1:$PP2" \
+  --initial-cluster "third=http://127.0.0.1:$PP2" --listen-blob-urls http://127.0.0.1:10000 >"$E2E_DIR/third.log" 2>&1
+check "named on the command line, a taken blob port stops the start" 1 "$?"
+kill "$HOLDER"; wait "$HOLDER" 2>/dev/null
+# Every log line is one JSON object (etcd's zap format), whatever its text holds (an apostrophe here).
+check "the logs are JSON, line by line" ok "$(python3 -c 'import json, sys
+for path in sys.argv[1:]:
+    for line in open(path):
+        if line.startswith("{"): json.loads(line)
+print("ok")' "$E2E_DIR/second.log" "$E2E_DIR/third.log" "$E2E_DIR/server.log" 2>&1 | tail -1)"
+
 # Once its publish applies, the server logs etcd's own lines for that moment, which tools that start
 # etcd wait for (etcd's end-to-end framework waits for the first two).
 for line in "published local member to cluster through raft" "enabled capabilities for version" \

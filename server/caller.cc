@@ -21,8 +21,7 @@ std::string CertUserOf(const grpc::ServerContextBase& context) {
 }
 
 absl::StatusOr<std::string> CallerOf(Member& member, const grpc::ServerContextBase& context) {
-  const std::string token = AuthTokenOf(context);
-  return member.AuthenticatedUser(token, token.empty() ? CertUserOf(context) : std::string());
+  return member.AuthenticatedUser(AuthTokenOf(context), [&context] { return CertUserOf(context); });
 }
 
 absl::Status CheckCallerIsAdmin(Member& member, const grpc::ServerContextBase& context) {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
+#include "server/maintenance_service.h"
 #include "server/propose_reactor.h"
 #include "server/tls.h"
 
@@ -20,19 +21,18 @@ PeerHash AskPeer(const internalpb::MemberRecord& peer, int64_t revision, const T
   answer.member_id = peer.id();
   answer.error = absl::UnavailableError("the member has no peer URL");
   for (const std::string& url : peer.peer_urls()) {
-    absl::StatusOr<std::string> address = HostPortOfUrl(url);
-    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = ChannelCredentialsFor(url, peer_tls);
-    if (!address.ok() || !credentials.ok()) {
-      answer.error = address.ok() ? credentials.status() : address.status();
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = DialPeer(url, peer_tls);
+    if (!channel.ok()) {
+      answer.error = channel.status();
       continue;
     }
-    auto stub = etcdserverpb::Maintenance::NewStub(grpc::CreateChannel(*address, *credentials));
+    auto peer_maintenance = etcdserverpb::Maintenance::NewStub(*channel);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
     etcdserverpb::HashKVRequest request;
     request.set_revision(revision);
     etcdserverpb::HashKVResponse response;
-    grpc::Status status = stub->HashKV(&context, request, &response);
+    grpc::Status status = peer_maintenance->HashKV(&context, request, &response);
     if (status.ok()) {
       answer.response = std::move(response);
       answer.error = absl::OkStatus();
@@ -48,12 +48,7 @@ PeerHash AskPeer(const internalpb::MemberRecord& peer, int64_t revision, const T
 grpc::ServerUnaryReactor* PeerHashKvService::HashKV(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::HashKVRequest* request,
                                                     etcdserverpb::HashKVResponse* response) {
-  auto hashed = member_->state_machine().HashKv(request->revision());
-  if (!hashed.ok()) return FinishNow(context, hashed.status());
-  response->set_hash(hashed->hash);
-  response->set_compact_revision(hashed->compact_revision);
-  member_->FillHeader(response->mutable_header());
-  return FinishNow(context, absl::OkStatus());
+  return FinishNow(context, AnswerHashKv(*member_, *request, response));
 }
 
 absl::Status JudgePeerHashes(uint64_t self_id, uint32_t local_hash, int64_t local_compact_revision,

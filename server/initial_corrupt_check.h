@@ -21,7 +21,8 @@
 namespace leasehold::server {
 
 // Answers HashKV on the peer port, where members ask each other (no auth: peers carry no token, and
-// the peer port is the cluster's own). Every other Maintenance call there is UNIMPLEMENTED.
+// the peer port is the cluster's own). Only HashKV is served there: gRPC answers every other
+// Maintenance method with its "not implemented" status, as for any method a server does not offer.
 class PeerHashKvService final : public etcdserverpb::Maintenance::CallbackService {
  public:
   explicit PeerHashKvService(Member* member) : member_(member) {}

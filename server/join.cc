@@ -19,15 +19,14 @@ absl::StatusOr<ClusterConfig> DiscoverExistingCluster(const Flags& flags, Cluste
   while (true) {
     for (const auto& [id, url] : config.peer_urls) {
       if (id == config.self_id) continue;
-      auto address = HostPortOfUrl(url);
-      if (!address.ok()) continue;
-      auto credentials = ChannelCredentialsFor(url, flags.peer_tls);
-      if (!credentials.ok()) return credentials.status();
-      auto stub = etcdserverpb::Cluster::NewStub(grpc::CreateChannel(*address, *credentials));
+      // BuildClusterConfig has checked every URL: an error here is an unreadable certificate file.
+      auto channel = DialPeer(url, flags.peer_tls);
+      if (!channel.ok()) return channel.status();
+      auto peer_cluster = etcdserverpb::Cluster::NewStub(*channel);
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
       etcdserverpb::MemberListResponse response;
-      if (!stub->MemberList(&context, etcdserverpb::MemberListRequest(), &response).ok()) continue;
+      if (!peer_cluster->MemberList(&context, etcdserverpb::MemberListRequest(), &response).ok()) continue;
       ClusterConfig found = config;
       found.cluster_id = response.header().cluster_id();
       found.self_id = 0;

@@ -116,12 +116,17 @@ grpc::ServerUnaryReactor* MaintenanceService::HashKV(grpc::CallbackServerContext
                                                      etcdserverpb::HashKVResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
-  auto hashed = member_->state_machine().HashKv(request->revision());
-  if (!hashed.ok()) return FinishNow(context, hashed.status());
+  return FinishNow(context, AnswerHashKv(*member_, *request, response));
+}
+
+absl::Status AnswerHashKv(Member& member, const etcdserverpb::HashKVRequest& request,
+                          etcdserverpb::HashKVResponse* response) {
+  auto hashed = member.state_machine().HashKv(request.revision());
+  if (!hashed.ok()) return hashed.status();
   response->set_hash(hashed->hash);
   response->set_compact_revision(hashed->compact_revision);
-  member_->FillHeader(response->mutable_header());
-  return FinishNow(context, absl::OkStatus());
+  member.FillHeader(response->mutable_header());
+  return absl::OkStatus();
 }
 
 grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* MaintenanceService::Snapshot(

@@ -7,6 +7,11 @@
 
 namespace leasehold::server {
 
+// etcd's HashKV at request.revision() (0: the current one) from `member`'s applied history: the
+// client port's answer, and the peer port's (initial_corrupt_check.h).
+absl::Status AnswerHashKv(Member& member, const etcdserverpb::HashKVRequest& request,
+                          etcdserverpb::HashKVResponse* response);
+
 class MaintenanceService final : public etcdserverpb::Maintenance::CallbackService {
  public:
   explicit MaintenanceService(Member* member) : member_(member) {}

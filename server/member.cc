@@ -39,9 +39,10 @@ int64_t Member::NextId() {
   }
 }
 
-absl::StatusOr<std::string> Member::AuthenticatedUser(std::string_view token, std::string_view cert_user) {
+absl::StatusOr<std::string> Member::AuthenticatedUser(std::string_view token,
+                                                      absl::FunctionRef<std::string()> cert_user) {
   const storage::AuthTable& auth = state_machine_->auth();
-  if (token.empty()) return std::string(config_.client_cert_auth && auth.enabled() ? cert_user : "");
+  if (token.empty()) return config_.client_cert_auth && auth.enabled() ? cert_user() : std::string();
   // A token sent is checked whether or not auth is on, as etcd does; none is valid while it is off
   // (etcd forgets every token when auth is disabled), so a stale one is refused, not ignored.
   if (!auth.enabled()) return errors::InvalidAuthToken();

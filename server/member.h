@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "etcdserverpb/rpc.pb.h"
 #include "server/leader_forwarder.h"
@@ -75,9 +76,11 @@ class Member {
   // The user a call's auth token names (etcd's v3 auth). Unauthenticated "invalid auth token" when
   // it carries one while auth is disabled (as on etcd, which then knows no token), or one unknown
   // here, expired, or issued before the user's password changed, the user was deleted or auth was
-  // last enabled. Without a token: with --client-cert-auth and auth enabled, `cert_user` (the common
-  // name of the client's verified certificate, etcd's TLS common-name authentication); else "".
-  absl::StatusOr<std::string> AuthenticatedUser(std::string_view token, std::string_view cert_user = {});
+  // last enabled. Without a token: with --client-cert-auth and auth enabled, what `cert_user` returns
+  // (the common name of the client's verified certificate, etcd's TLS common-name authentication;
+  // asked only then, as finding it costs every call); else "".
+  absl::StatusOr<std::string> AuthenticatedUser(
+      std::string_view token, absl::FunctionRef<std::string()> cert_user = [] { return std::string(); });
 
   // Whether this member is the current leader (it may still be unsure of it).
   bool IsLeader() const { return proposer_->leader_id() == config_.member_id; }

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <grpcpp/create_channel.h>
+
 namespace leasehold::server {
 namespace {
 
@@ -64,6 +66,14 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
     options.pem_private_key = *key;
   }
   return grpc::SslCredentials(options);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> DialPeer(const std::string& url, const TlsFiles& files) {
+  absl::StatusOr<std::string> address = HostPortOfUrl(url);
+  if (!address.ok()) return address.status();
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = ChannelCredentialsFor(url, files);
+  if (!credentials.ok()) return credentials.status();
+  return grpc::CreateChannel(*address, *credentials);
 }
 
 }  // namespace leasehold::server

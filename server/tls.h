@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include <grpcpp/channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 
@@ -23,6 +24,9 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(co
 // roots when empty) and presenting cert_file/key_file when given, as etcd's peers do.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(const std::string& url,
                                                                                 const TlsFiles& files);
+// A channel to another member's peer `url`, with ChannelCredentialsFor(url, files), for a few calls
+// (joining, the initial corruption check); the Raft stream has its own (peer_transport.h).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> DialPeer(const std::string& url, const TlsFiles& files);
 
 bool IsHttpsUrl(const std::string& url);
 

@@ -55,7 +55,9 @@ void WatchService::Start() {
         const auto& metadata = context.client_metadata();
         auto it = metadata.find("hasleader");
         const bool require_leader = it != metadata.end() && it->second == "true";
-        return new WatchStream(call, member_, hub_, require_leader, AuthTokenOf(context), CertUserOf(context));
+        // The certificate's name is looked up once per stream, and only where it can matter.
+        std::string cert_user = member_->config().client_cert_auth ? CertUserOf(context) : std::string();
+        return new WatchStream(call, member_, hub_, require_leader, AuthTokenOf(context), std::move(cert_user));
       });
 }
 

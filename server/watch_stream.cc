@@ -53,7 +53,7 @@ void WatchStream::OnReadDone(bool ok) {
 }
 
 absl::Status WatchStream::CheckPermitted(const etcdserverpb::WatchCreateRequest& create) const {
-  absl::StatusOr<std::string> user = member_->AuthenticatedUser(auth_token_, cert_user_);
+  absl::StatusOr<std::string> user = member_->AuthenticatedUser(auth_token_, [this] { return cert_user_; });
   if (!user.ok()) return user.status();
   const storage::AuthTable& auth = member_->state_machine().auth();
   if (!auth.enabled()) return absl::OkStatus();

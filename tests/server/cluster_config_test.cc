@@ -7,12 +7,15 @@
 namespace leasehold::server {
 namespace {
 
-Flags MemberFlags(const std::string& name, const std::string& peer_url) {
+Flags MemberFlags(const std::string& name, const std::string& peer_url,
+                  const std::string& initial_cluster =
+                      "a=http://127.0.0.1:2380,b=http://127.0.0.1:22380,c=http://127.0.0.1:32380",
+                  const std::string& token = "tok") {
   Flags flags;
   flags.name = name;
   flags.initial_advertise_peer_urls = {peer_url};
-  flags.initial_cluster = "a=http://127.0.0.1:2380,b=http://127.0.0.1:22380,c=http://127.0.0.1:32380";
-  flags.initial_cluster_token = "tok";
+  flags.initial_cluster = initial_cluster;
+  flags.initial_cluster_token = token;
   return flags;
 }
 
@@ -36,22 +39,15 @@ TEST(ClusterConfigTest, FoundersAgreeOnIds) {
 
 // The ids etcd 3.4.23 gave (`etcdctl member list -w json`) when started with the same flags.
 TEST(ClusterConfigTest, IdsAreEtcds) {
-  Flags solo;
-  solo.name = "solo";
-  solo.initial_advertise_peer_urls = {"http://127.0.0.1:27502"};
-  solo.initial_cluster = "solo=http://127.0.0.1:27502";
-  solo.initial_cluster_token = "tok-a";
-  auto one = BuildClusterConfig(solo);
+  auto one = BuildClusterConfig(
+      MemberFlags("solo", "http://127.0.0.1:27502", "solo=http://127.0.0.1:27502", "tok-a"));
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_EQ(one->self_id, 10718488916488341482ULL);
   EXPECT_EQ(one->cluster_id, 4404688784090371776ULL);
 
-  Flags a;
-  a.name = "a";
-  a.initial_advertise_peer_urls = {"http://127.0.0.1:27512"};
-  a.initial_cluster = "a=http://127.0.0.1:27512,b=http://127.0.0.1:27522,c=http://127.0.0.1:27532";
-  a.initial_cluster_token = "tok-b";
-  auto three = BuildClusterConfig(a);
+  auto three = BuildClusterConfig(MemberFlags(
+      "a", "http://127.0.0.1:27512", "a=http://127.0.0.1:27512,b=http://127.0.0.1:27522,c=http://127.0.0.1:27532",
+      "tok-b"));
   ASSERT_TRUE(three.ok()) << three.status();
   EXPECT_EQ(three->self_id, 7314671855542107980ULL);
   ASSERT_EQ(three->members.size(), 3u);

@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh python3-etcd3 golang-go golang-etcd-server-dev
 scripts/build.sh
 cd "${BUILD_DIR:-build}"
-ctest --output-on-failure --timeout 900 -j1 "$@"
+ctest --output-on-failure --timeout 900 -j2 "$@"

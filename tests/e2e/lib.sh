@@ -10,30 +10,38 @@ SERVER_PID=""
 trap 'e2e_stop_server; e2e_stop_etcd; rm -rf "$E2E_DIR"' EXIT
 
 # A port to listen on: below the kernel's ephemeral range (32768 and up), where the source port of
-# some outgoing connection could take it before the server binds it, and never one this test has
-# handed out already (recorded in $E2E_DIR/ports).
+# some outgoing connection could take it before the server binds it, and never one handed out in
+# the last half hour to this or any other test on the machine (the test command runs two at once,
+# and a port picked but not yet bound looks free): /tmp/leasehold-e2e-ports records them, under a lock.
 free_port() {
-  python3 - "$E2E_DIR/ports" <<'PY'
-import random, socket, sys
-path = sys.argv[1]
-try:
-    used = set(open(path).read().split())
-except FileNotFoundError:
-    used = set()
-while True:
-    port = random.randint(20000, 32000)
-    if str(port) in used:
-        continue
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    open(path, "a").write(f"{port}\n")
+  python3 - <<'PY'
+import fcntl, random, socket, time
+with open("/tmp/leasehold-e2e-ports", "a+") as registry:
+    fcntl.flock(registry, fcntl.LOCK_EX)
+    registry.seek(0)
+    now = time.time()
+    recent = {}
+    for line in registry.read().split("\n"):
+        fields = line.split()
+        if len(fields) == 2 and now - float(fields[1]) < 1800:
+            recent[fields[0]] = fields[1]
+    while True:
+        port = random.randint(20000, 32000)
+        if str(port) in recent:
+            continue
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            s.close()
+        break
+    recent[str(port)] = "%.0f" % now
+    registry.seek(0)
+    registry.truncate()
+    registry.write("".join("%s %s\n" % item for item in recent.items()))
     print(port)
-    break
 PY
 }
 

@@ -79,7 +79,10 @@ class Raft {
   absl::Status Propose(const std::vector<std::string>& data);
   // Proposes one membership change; FailedPrecondition while another is unapplied.
   absl::Status ProposeConfChange(const pb::ConfChange& change);
-  // Requests a linearizable read; the answer arrives as a ReadState carrying `context`.
+  // Requests a linearizable read; the answer arrives as a ReadState carrying `context`. The leader
+  // keeps pending reads by context and ignores one it already holds, so a context must be unique
+  // across the cluster, not only on this member; a read may also go unanswered when a message is
+  // lost, and should then be asked again under a new context.
   absl::Status ReadIndex(const std::string& context);
   // Asks the leader (this node) to hand leadership to `to`.
   absl::Status TransferLeadership(uint64_t to);

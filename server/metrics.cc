@@ -35,6 +35,8 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   has_leader_ = NewGauge(r, "etcd_server_has_leader", "Whether or not a leader exists. 1 is existence, 0 is not.");
   is_leader_ = NewGauge(r, "etcd_server_is_leader", "Whether or not this member is a leader. 1 if is, 0 otherwise.");
   leader_changes_ = NewCounter(r, "etcd_server_leader_changes_seen_total", "The number of leader changes seen.");
+  slow_read_indexes_ = NewCounter(r, "etcd_server_slow_read_indexes_total",
+                                  "Read index requests asked again after going unanswered for 500 ms.");
   proposals_committed_ =
       NewGauge(r, "etcd_server_proposals_committed_total", "The total number of consensus proposals committed.");
   proposals_applied_ =
@@ -68,6 +70,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
 }
 
 void Metrics::CountLeaderChange() { leader_changes_->Increment(); }
+void Metrics::CountSlowReadIndex() { slow_read_indexes_->Increment(); }
 
 void Metrics::CountExpiredRevokes(uint64_t count) { expired_revokes_->Increment(static_cast<double>(count)); }
 

@@ -29,6 +29,7 @@ class Metrics {
   static Metrics& Get();
 
   void CountLeaderChange();                 // etcd_server_leader_changes_seen_total
+  void CountSlowReadIndex();                // etcd_server_slow_read_indexes_total (etcd 3.5's)
   void CountExpiredRevokes(uint64_t count);  // leasehold_lease_expired_revokes_total
   void ObserveWalFsync(double seconds);      // etcd_disk_wal_fsync_duration_seconds
   void CountBlobAnswer(int status);          // leasehold_blob_requests_total{code}
@@ -41,6 +42,7 @@ class Metrics {
 
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Counter* leader_changes_;
+  prometheus::Counter* slow_read_indexes_;
   prometheus::Counter* expired_revokes_;
   prometheus::Histogram* wal_fsync_;
   prometheus::Family<prometheus::Counter>* blob_answers_;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "server/log.h"
 #include "server/reconfig_checks.h"
@@ -52,7 +53,8 @@ NodeLoop::NodeLoop(storage::Engine* engine, storage::StateMachine* state_machine
       log_store_(log_store),
       sender_(sender),
       options_(std::move(options)),
-      observer_(std::move(observer)) {}
+      observer_(std::move(observer)),
+      next_read_context_(absl::Uniform<uint64_t>(absl::BitGen())) {}
 
 absl::Status NodeLoop::Bootstrap() {
   // Every founding member writes the same first entries: one membership change per member, in id
@@ -135,8 +137,8 @@ void NodeLoop::Stop() {
   AppliedGroup last;
   for (auto& [id, w] : waiters_) last.completions.emplace_back(std::move(w.done), storage::ApplyResult::Error(errors::Stopped()));
   for (auto& [id, w] : conf_waiters_) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
-  for (auto& [ctx, list] : read_waiters_) {
-    for (auto& w : list) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
+  for (auto& [ctx, asked] : read_waiters_) {
+    for (auto& w : asked.waiters) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
   }
   for (auto& [index, w] : reads_to_serve_) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
   for (auto& [to, w] : transfers_) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
@@ -270,6 +272,7 @@ void NodeLoop::Run() {
       AppliedGroup expired;
       ExpireWaiters(now, &expired);
       if (!expired.completions.empty() || !expired.status_completions.empty()) Hand(std::move(expired));
+      RetryReadIndexes(now);
       MaybePublish(now);
       next_sweep = now + 100;
     }
@@ -398,24 +401,49 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
                                  : errors::NoLeader());
     }
   }
-  if (!inbox.reads.empty()) {
-    std::string context(8, '\0');
-    const uint64_t seq = ++next_read_context_;
-    for (int i = 0; i < 8; ++i) context[i] = static_cast<char>(seq >> (8 * i));
-    absl::Status st = node_->ReadIndex(context);
-    auto& list = read_waiters_[context];
-    for (auto& r : inbox.reads) {
-      if (st.ok()) {
-        list.push_back(StatusWaiter{std::move(r.done), r.deadline_ms, node_->raft().lead()});
-      } else if (leaderless && RoomToHold(0)) {
-        held_.reads.push_back(std::move(r));
-      } else {
-        failed.status_completions.emplace_back(std::move(r.done), errors::NoLeader());
-      }
-    }
-    if (list.empty()) read_waiters_.erase(context);
-  }
+  AskReadIndex(inbox.reads, leaderless, now_ms, &failed);
   if (!failed.completions.empty() || !failed.status_completions.empty()) Hand(std::move(failed));
+}
+
+void NodeLoop::AskReadIndex(std::vector<PendingRead>& reads, bool leaderless, int64_t now_ms, AppliedGroup* failed) {
+  if (reads.empty()) return;
+  // The leader keeps every member's pending reads by context, and ignores a context it already
+  // holds: it must be unique across the cluster (this member's id), and across this member's
+  // restarts (a sequence starting from a random number).
+  std::string context(16, '\0');
+  const uint64_t seq = ++next_read_context_;
+  for (int i = 0; i < 8; ++i) {
+    context[i] = static_cast<char>(options_.id >> (8 * i));
+    context[8 + i] = static_cast<char>(seq >> (8 * i));
+  }
+  const absl::Status st = node_->ReadIndex(context);
+  AskedReads asked{{}, now_ms};
+  for (auto& r : reads) {
+    if (st.ok()) {
+      asked.waiters.push_back(StatusWaiter{std::move(r.done), r.deadline_ms, node_->raft().lead()});
+    } else if (leaderless && RoomToHold(0)) {
+      held_.reads.push_back(std::move(r));
+    } else {
+      failed->status_completions.emplace_back(std::move(r.done), errors::NoLeader());
+    }
+  }
+  if (!asked.waiters.empty()) read_waiters_.emplace(std::move(context), std::move(asked));
+}
+
+void NodeLoop::RetryReadIndexes(int64_t now_ms) {
+  std::vector<PendingRead> again;
+  for (auto it = read_waiters_.begin(); it != read_waiters_.end();) {
+    if (now_ms - it->second.asked_ms < kReadIndexRetryMs) {
+      ++it;
+      continue;
+    }
+    for (auto& w : it->second.waiters) again.push_back(PendingRead{std::move(w.done), w.deadline_ms});
+    it = read_waiters_.erase(it);
+    Metrics::Get().CountSlowReadIndex();
+  }
+  AppliedGroup failed;
+  AskReadIndex(again, node_->raft().lead() == raft::kNoNode, now_ms, &failed);
+  if (!failed.status_completions.empty()) Hand(std::move(failed));
 }
 
 bool NodeLoop::RoomToHold(size_t bytes) const {
@@ -511,7 +539,7 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
     for (const raft::ReadState& rs : rd.read_states) {
       auto it = read_waiters_.find(rs.context);
       if (it == read_waiters_.end()) continue;
-      for (auto& w : it->second) reads_to_serve_.emplace(rs.index, std::move(w));
+      for (auto& w : it->second.waiters) reads_to_serve_.emplace(rs.index, std::move(w));
       read_waiters_.erase(it);
     }
     const uint64_t applied = state_machine_->applied_index();
@@ -537,7 +565,7 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
       // Read barriers still waiting for a read index asked of an earlier leader will not get one:
       // etcd answers those with "leader changed" too.
       for (auto it = read_waiters_.begin(); it != read_waiters_.end();) {
-        auto& list = it->second;
+        auto& list = it->second.waiters;
         for (auto w = list.begin(); w != list.end();) {
           if (w->asked == leader) {
             ++w;
@@ -755,7 +783,7 @@ void NodeLoop::ExpireWaiters(int64_t now_ms, AppliedGroup* group) {
     group->status_completions.emplace_back(std::move(w.done), errors::LeaderTransferTimeout());
   });
   for (auto it = read_waiters_.begin(); it != read_waiters_.end();) {
-    auto& list = it->second;
+    auto& list = it->second.waiters;
     for (auto w = list.begin(); w != list.end();) {
       if (w->deadline_ms <= now_ms) {
         time_out(*w);

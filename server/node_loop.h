@@ -206,6 +206,11 @@ class NodeLoop : public Proposer {
   absl::StatusOr<raftpb::Snapshot> MakeSnapshot();
   void MaybePublish(int64_t now_ms);
   void ExpireWaiters(int64_t now_ms, AppliedGroup* group);
+  // Asks the node for a read index on behalf of `reads` (one request for all); when it cannot (no
+  // leader), holds them for one if `leaderless` and there is room, else fails them in `failed`.
+  void AskReadIndex(std::vector<PendingRead>& reads, bool leaderless, int64_t now_ms, AppliedGroup* failed);
+  // Asks again for the reads that have waited kReadIndexRetryMs for their read index.
+  void RetryReadIndexes(int64_t now_ms);
   void FinishTransfers(AppliedGroup* group);
   void Hand(AppliedGroup group);
 
@@ -220,7 +225,16 @@ class NodeLoop : public Proposer {
   std::unique_ptr<raft::Node> node_;
   std::map<uint64_t, Waiter> waiters_;                  // by entry request id
   std::map<uint64_t, StatusWaiter> conf_waiters_;       // by change id (MemberRecord.change_id)
-  std::map<std::string, std::vector<StatusWaiter>> read_waiters_;  // by read context
+  // Reads whose read index was asked for, by the request's context, until the index comes.
+  struct AskedReads {
+    std::vector<StatusWaiter> waiters;
+    int64_t asked_ms = 0;
+  };
+  std::map<std::string, AskedReads> read_waiters_;
+  // A read index request or its answer travels in one message, which the transport may drop (a peer
+  // not yet reachable) and Raft does not send again: reads still waiting this long ask again, as
+  // etcd 3.5's do.
+  static constexpr int64_t kReadIndexRetryMs = 500;
   std::multimap<uint64_t, StatusWaiter> reads_to_serve_;  // by read index, until applied
   // Proposals, membership changes and linearizable reads that came while no leader was known (an
   // election): they wait for one, until their deadline, as etcd's do, rather than fail at once.
@@ -229,7 +243,7 @@ class NodeLoop : public Proposer {
   static constexpr size_t kMaxHeldRequests = 10000;
   static constexpr size_t kMaxHeldBytes = 64 << 20;
   std::multimap<uint64_t, StatusWaiter> transfers_;       // by transferee, until it leads
-  uint64_t next_read_context_ = 0;
+  uint64_t next_read_context_;  // from a random start: see AskReadIndex
   bool promote_pending_ = false;
   bool snapshot_installed_ = false;  // set by InstallSnapshot, cleared once the state is reloaded
   bool published_ = false;

@@ -15,6 +15,9 @@ struct TlsFiles {
   std::string key_file;
   std::string trusted_ca_file;
   bool client_cert_auth = false;  // require a certificate signed by trusted_ca_file from every client
+  // The certificate is one this member made itself (--auto-tls, --peer-auto-tls): peers dialled with
+  // these files are not verified, as nobody could vouch for theirs either.
+  bool self_signed = false;
 };
 
 struct Flags {
@@ -59,6 +62,9 @@ struct Flags {
   bool strict_reconfig_check = true;
   // etcd's --experimental-initial-corrupt-check (initial_corrupt_check.h).
   bool initial_corrupt_check = false;
+  // etcd's --auto-tls and --peer-auto-tls (self_signed_cert.h).
+  bool auto_tls = false;
+  bool peer_auto_tls = false;
   bool help = false;
   bool version = false;
 };

@@ -45,6 +45,7 @@
 #include "server/http_server.h"
 #include "server/blob_service.h"
 #include "server/health_service.h"
+#include "server/self_signed_cert.h"
 
 namespace leasehold::server {
 namespace {
@@ -119,11 +120,13 @@ int Fail(const std::string& what, const absl::Status& status) {
   return 1;
 }
 
-int Serve(const Flags& flags) {
+int Serve(Flags flags) {
   auto cluster = BuildClusterConfig(flags);
   if (!cluster.ok()) return Fail("bad cluster configuration", cluster.status());
   auto engine = storage::Engine::Open(flags.data_dir);
   if (!engine.ok()) return Fail("cannot open data dir", engine.status());
+  // Into the data dir, which the engine insists on finding empty or its own.
+  if (absl::Status st = ApplyAutoTls(&flags); !st.ok()) return Fail("cannot make self-signed certificates", st);
   // A fresh member joining a running cluster learns its ids from it; a restarted one has them stored.
   if (flags.initial_cluster_state == "existing" && !engine->get()->Get(storage::keys::Meta("identity")).ok()) {
     cluster = DiscoverExistingCluster(flags, *std::move(cluster), 30000);
@@ -456,5 +459,5 @@ int main(int argc, char** argv) {
     std::cerr << "leasehold: invalid --log-level '" << flags->log_level << "'\n";
     return 2;
   }
-  return leasehold::server::Serve(*flags);
+  return leasehold::server::Serve(*std::move(flags));
 }

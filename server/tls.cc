@@ -4,6 +4,9 @@
 #include <iterator>
 
 #include <grpcpp/create_channel.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
 
 namespace leasehold::server {
 namespace {
@@ -16,6 +19,23 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
     return absl::InvalidArgumentError(std::string(flag) + " '" + path + "' holds no PEM data");
   }
   return pem;
+}
+
+// TLS that encrypts but trusts any certificate, presenting our own self-signed one: what etcd's
+// peers do under --peer-auto-tls, where no CA could vouch for anybody.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> UnverifiedChannelCredentials(const TlsFiles& files) {
+  auto cert = ReadPem(files.cert_file, "certificate file");
+  if (!cert.ok()) return cert.status();
+  auto key = ReadPem(files.key_file, "key file");
+  if (!key.ok()) return key.status();
+  grpc::experimental::TlsChannelCredentialsOptions options;
+  options.set_certificate_provider(std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
+      std::vector<grpc::experimental::IdentityKeyCertPair>{{*key, *cert}}));
+  options.watch_identity_key_cert_pairs();
+  options.set_verify_server_certs(false);
+  options.set_check_call_host(false);
+  options.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
+  return grpc::experimental::TlsCredentials(options);
 }
 
 }  // namespace
@@ -51,6 +71,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(co
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(const std::string& url,
                                                                                 const TlsFiles& files) {
   if (!IsHttpsUrl(url)) return grpc::InsecureChannelCredentials();
+  if (files.self_signed) return UnverifiedChannelCredentials(files);
   grpc::SslCredentialsOptions options;
   if (!files.trusted_ca_file.empty()) {
     auto ca = ReadPem(files.trusted_ca_file, "trusted CA file");

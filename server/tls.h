@@ -21,7 +21,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(co
                                                                               const TlsFiles& files);
 
 // Credentials for dialling `url` as a peer: for https://, trusting trusted_ca_file (the system's
-// roots when empty) and presenting cert_file/key_file when given, as etcd's peers do.
+// roots when empty) and presenting cert_file/key_file when given, as etcd's peers do; with
+// self-signed files (--peer-auto-tls), presenting them and trusting any certificate, as etcd's do.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(const std::string& url,
                                                                                 const TlsFiles& files);
 // A channel to another member's peer `url`, with ChannelCredentialsFor(url, files), for a few calls

@@ -3,7 +3,8 @@
 # without a trusted certificate refused under --client-cert-auth, and with auth on, the certificate's
 # common name taken as the user of a call without a token; members talking over https peer
 # URLs with --peer-client-cert-auth, and a member whose certificate another CA signed kept out;
-# the blob adapter and /metrics on https URLs (the Azure SDK for Python over TLS).
+# the blob adapter and /metrics on https URLs (the Azure SDK for Python over TLS); etcd's --auto-tls
+# and --peer-auto-tls, members making their own certificates.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
 
@@ -27,7 +28,7 @@ METRICS_PORT=$(free_port)
 "$LEASEHOLD_BIN" --name tls --data-dir "$E2E_DIR/data" --listen-client-urls "https://$EP" \
   --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
   --listen-blob-urls= --listen-metrics-urls "https://127.0.0.1:$METRICS_PORT" \
-  --cert-file "$PKI/server.crt" --key-file "$PKI/server.key" \
+  --cert-file "$PKI/server.crt" --key-file "$PKI/server.key" --auto-tls \
   --trusted-ca-file "$PKI/ca.crt" --client-cert-auth >>"$E2E_DIR/server.log" 2>&1 &
 SERVER_PID=$!
 tls_ctl() { timeout 20 etcdctl --endpoints="https://$EP" --dial-timeout=2s --command-timeout=5s "$@"; }
@@ -43,6 +44,8 @@ OUT=$(timeout 20 etcdctl --endpoints="$EP" --dial-timeout=2s --command-timeout=3
 check "a plaintext client is refused" 1 "$RC"
 OUT=$(tls_ctl --cacert "$PKI/rogue-ca.crt" --cert "$PKI/client.crt" --key "$PKI/client.key" get k 2>&1); RC=$?
 check "a client that does not trust the server's CA gives up" 1 "$RC"
+check_match "--auto-tls with certificates given warns, as etcd does" "ignoring client auto TLS since certs given" \
+  "$(cat "$E2E_DIR/server.log")"
 check "the server still serves trusted clients" "$(printf 'k\nv')" "$(tls_ctl "${AUTH[@]}" get k 2>&1)"
 METRICS="https://127.0.0.1:$METRICS_PORT/health"
 check "/health over https with a trusted client certificate" '{"health":"true"}' \
@@ -111,4 +114,53 @@ sleep 2
 check "the member with an untrusted certificate received nothing" "" "$(ctl_at 3 get over-peer-tls --consistency=s 2>&1)"
 OTHER=$((3 - LEADER))
 check "the other trusted member has the write" "$(printf 'over-peer-tls\nyes')" "$(ctl_at "$OTHER" get over-peer-tls --consistency=s 2>&1)"
+
+# --- etcd's --peer-auto-tls and --auto-tls: members that made their own certificates. Traffic is
+# encrypted, nobody is verified: peers trust each other's, clients must skip verification. ---
+cluster_stop_all
+for i in 1 2 3; do CPORT[$i]=$(free_port); PPORT[$i]=$(free_port); done
+INITIAL="m1=https://127.0.0.1:${PPORT[1]},m2=https://127.0.0.1:${PPORT[2]},m3=https://127.0.0.1:${PPORT[3]}"
+auto_member() { # i
+  "$LEASEHOLD_BIN" --name "m$1" --data-dir "$E2E_DIR/auto$1" --listen-client-urls "https://127.0.0.1:${CPORT[$1]}" \
+    --advertise-client-urls "https://127.0.0.1:${CPORT[$1]}" --listen-peer-urls "https://127.0.0.1:${PPORT[$1]}" \
+    --initial-advertise-peer-urls "https://127.0.0.1:${PPORT[$1]}" --initial-cluster "$INITIAL" \
+    --initial-cluster-token "auto-$$" --listen-blob-urls= --peer-auto-tls --auto-tls >>"$E2E_DIR/auto$1.log" 2>&1 &
+  CPID[$1]=$!
+}
+auto_ctl() { # i etcdctl-args...
+  local i=$1; shift
+  timeout 20 etcdctl --endpoints="https://127.0.0.1:${CPORT[$i]}" --insecure-transport=false --insecure-skip-tls-verify \
+    --dial-timeout=2s --command-timeout=5s "$@"
+}
+auto_leader() {
+  for _ in $(seq 1 100); do
+    for i in 1 2 3; do
+      kill -0 "${CPID[$i]:-0}" 2>/dev/null && auto_ctl "$i" endpoint status 2>/dev/null | grep -q ", true, " && { echo "$i"; return; }
+    done
+    sleep 0.1
+  done
+}
+for i in 1 2 3; do auto_member "$i"; done
+check_match "members on self-signed peer certificates elect a leader" '^[123]$' "$(auto_leader)"
+check "a put over a self-signed client port (etcdctl --insecure-transport=false --insecure-skip-tls-verify)" OK "$(auto_ctl 1 put auto yes 2>&1)"
+for i in 2 3; do
+  for _ in $(seq 1 50); do [ -n "$(auto_ctl "$i" get auto --consistency=s 2>/dev/null)" ] && break; sleep 0.1; done
+  check "member $i has it, over self-signed peer TLS" "$(printf 'auto\nyes')" "$(auto_ctl "$i" get auto --consistency=s 2>&1)"
+done
+OUT=$(timeout 20 etcdctl --endpoints="https://127.0.0.1:${CPORT[1]}" --dial-timeout=2s --command-timeout=3s get auto 2>&1); RC=$?
+check "a client that verifies the self-signed certificate gives up" 1 "$RC"
+OUT=$(timeout 20 etcdctl --endpoints="127.0.0.1:${CPORT[1]}" --dial-timeout=2s --command-timeout=3s get auto 2>&1); RC=$?
+check "a plaintext client is refused" 1 "$RC"
+CERT="$E2E_DIR/auto1/fixtures/client/cert.pem"
+check_match "the client certificate names the listen host" "IP Address:127.0.0.1" "$(openssl x509 -in "$CERT" -noout -text 2>&1)"
+check_match "and the peer certificate too" "IP Address:127.0.0.1" \
+  "$(openssl x509 -in "$E2E_DIR/auto1/fixtures/peer/cert.pem" -noout -text 2>&1)"
+check "the keys are readable by their owner only" "600 600" \
+  "$(stat -c %a "$E2E_DIR/auto1/fixtures/client/key.pem" "$E2E_DIR/auto1/fixtures/peer/key.pem" | tr '\n' ' ' | sed 's/ $//')"
+FINGERPRINT=$(openssl x509 -in "$CERT" -noout -fingerprint 2>&1)
+member_stop 1
+auto_member 1
+for _ in $(seq 1 100); do [ "$(auto_ctl 1 get auto --print-value-only 2>/dev/null)" = yes ] && break; sleep 0.1; done
+check "a restarted member serves again" yes "$(auto_ctl 1 get auto --print-value-only 2>&1)"
+check "with the certificate it made before" "$FINGERPRINT" "$(openssl x509 -in "$CERT" -noout -fingerprint 2>&1)"
 e2e_finish

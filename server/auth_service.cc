@@ -1,9 +1,11 @@
 #include "server/auth_service.h"
 
+
 #include <openssl/rand.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "server/jwt_tokens.h"
 #include "server/log.h"
 #include "server/password.h"
 #include "server/propose_reactor.h"
@@ -131,6 +133,11 @@ grpc::ServerUnaryReactor* AuthService::Authenticate(grpc::CallbackServerContext*
     grant->set_token(*token);
     grant->set_password_hash(user->password());
     if (absl::Status st = ProposeAndWait(std::move(entry)); !st.ok()) return ToGrpcStatus(st);
+    if (const JwtTokens* jwt = member_->config().jwt; jwt != nullptr) {
+      // Signed once the grant applied here, at the auth revision it applied at, as etcd's are.
+      token = jwt->Sign(request->name(), member_->state_machine().auth().revision(), absl::Now());
+      if (!token.ok()) return ToGrpcStatus(token.status());
+    }
     response->set_token(*token);
     member_->FillHeader(response->mutable_header());
     return grpc::Status::OK;

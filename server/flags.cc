@@ -130,8 +130,11 @@ const std::map<std::string, FlagSpec>& Specs() {
                     [](Flags* f, const std::string& v) { return ParseBool(v, &f->auto_tls); }, true}},
       {"peer-auto-tls", {"Peer TLS with a certificate this member makes itself, when --peer-cert-file/--peer-key-file are not given; peers are then not verified.",
                          [](Flags* f, const std::string& v) { return ParseBool(v, &f->peer_auto_tls); }, true}},
-      {"auth-token", {"Token type for v3 auth: 'simple' (the default; JWT tokens are not supported).",
-                      [](Flags*, const std::string& v) { return v == "simple"; }}},
+      {"auth-token", {"Token type for v3 auth: 'simple' (the default) or 'jwt,pub-key=FILE,priv-key=FILE,sign-method=RS256[,ttl=5m]' (RS/PS/ES 256/384/512).",
+                      [](Flags* f, const std::string& v) {
+                        f->auth_token = v;
+                        return v == "simple" || v == "jwt" || v.rfind("jwt,", 0) == 0;
+                      }}},
       {"auth-token-ttl", {"Seconds a simple token stays valid after its last use (etcd's default: 300).",
                           Int<int64_t>(&Flags::auth_token_ttl_seconds, 1)}},
       {"bcrypt-cost", {"bcrypt cost for hashing v3 auth passwords, 4..31 (etcd's default: 10).",

@@ -55,6 +55,8 @@ struct Flags {
   // etcd's v3 auth: simple tokens live this long after their last use on a member; passwords are
   // hashed with bcrypt at this cost; a wrong password is answered after this delay (ours).
   int64_t auth_token_ttl_seconds = 300;
+  // --auth-token: "simple", or "jwt,pub-key=...,priv-key=...,sign-method=...[,ttl=...]" (jwt_tokens.h).
+  std::string auth_token = "simple";
   int bcrypt_cost = 10;
   int64_t auth_failure_delay_ms = 1000;
   // etcd's --strict-reconfig-check: refuse membership changes that the live members' connectivity

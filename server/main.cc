@@ -45,6 +45,7 @@
 #include "server/http_server.h"
 #include "server/blob_service.h"
 #include "server/health_service.h"
+#include "server/jwt_tokens.h"
 #include "server/self_signed_cert.h"
 
 namespace leasehold::server {
@@ -127,6 +128,14 @@ int Serve(Flags flags) {
   if (!engine.ok()) return Fail("cannot open data dir", engine.status());
   // Into the data dir, which the engine insists on finding empty or its own.
   if (absl::Status st = ApplyAutoTls(&flags); !st.ok()) return Fail("cannot make self-signed certificates", st);
+  std::unique_ptr<JwtTokens> jwt;
+  if (flags.auth_token != "simple") {
+    absl::StatusOr<JwtOptions> jwt_options = ParseJwtOptions(flags.auth_token);
+    if (!jwt_options.ok()) return Fail("bad --auth-token", jwt_options.status());
+    absl::StatusOr<std::unique_ptr<JwtTokens>> loaded = JwtTokens::Load(*jwt_options);
+    if (!loaded.ok()) return Fail("bad --auth-token", loaded.status());
+    jwt = *std::move(loaded);
+  }
   // A fresh member joining a running cluster learns its ids from it; a restarted one has them stored.
   if (flags.initial_cluster_state == "existing" && !engine->get()->Get(storage::keys::Meta("identity")).ok()) {
     cluster = DiscoverExistingCluster(flags, *std::move(cluster), 30000);
@@ -226,6 +235,7 @@ int Serve(Flags flags) {
   config.bcrypt_cost = flags.bcrypt_cost;
   config.strict_reconfig_check = flags.strict_reconfig_check;
   config.client_cert_auth = flags.client_tls.client_cert_auth;
+  config.jwt = jwt.get();
   Member member(config, engine->get(), state_machine->get(), &node, &forwarder, &tokens);
 
   // The peer port first, so the node can hear its peers as soon as it starts.

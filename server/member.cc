@@ -1,9 +1,11 @@
 #include "server/member.h"
 
+
 #include <algorithm>
 #include <chrono>
 
 #include "server/log.h"
+#include "server/jwt_tokens.h"
 #include "server/lease_checkpointer.h"
 #include "server/reconfig_checks.h"
 #include "storage/etcd_errors.h"
@@ -46,6 +48,14 @@ absl::StatusOr<std::string> Member::AuthenticatedUser(std::string_view token,
   // A token sent is checked whether or not auth is on, as etcd does; none is valid while it is off
   // (etcd forgets every token when auth is disabled), so a stale one is refused, not ignored.
   if (!auth.enabled()) return errors::InvalidAuthToken();
+  if (config_.jwt != nullptr) {
+    // etcd's check for JWTs: any auth change since the token was signed voids it (etcd clients then
+    // authenticate again).
+    std::optional<JwtTokens::Claims> claims = config_.jwt->Verify(token, absl::Now());
+    if (!claims) return errors::InvalidAuthToken();
+    if (claims->revision < auth.revision()) return errors::AuthOldRevision();
+    return std::move(claims->user);
+  }
   std::optional<TokenStore::Issued> issued = tokens_->Use(std::string(token), absl::Now());
   if (!issued || issued->enabled_revision != auth.enabled_revision()) return errors::InvalidAuthToken();
   if (!auth.HasPasswordHash(issued->user, issued->password_hash)) return errors::InvalidAuthToken();

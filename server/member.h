@@ -21,6 +21,7 @@
 
 namespace leasehold::server {
 
+class JwtTokens;
 class LeaseCheckpointer;
 
 // What etcd allows over --max-request-bytes for gRPC's own framing: the most a client may send, and
@@ -55,6 +56,8 @@ struct MemberConfig {
   // --client-cert-auth: clients present verified certificates, whose common name is the user of a
   // call without a token while auth is enabled.
   bool client_cert_auth = false;
+  // --auth-token jwt: tokens are JWTs checked with these keys (not owned); null for simple tokens.
+  const JwtTokens* jwt = nullptr;
   // The etcd API version we answer as (etcd clients gate features on it).
   std::string version = "3.4.23";
 };

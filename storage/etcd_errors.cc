@@ -83,6 +83,7 @@ absl::Status PermissionNotGranted() {
 }
 absl::Status AuthNotEnabled() { return absl::FailedPreconditionError("etcdserver: authentication is not enabled"); }
 absl::Status InvalidAuthToken() { return absl::UnauthenticatedError("etcdserver: invalid auth token"); }
+absl::Status AuthOldRevision() { return absl::InvalidArgumentError("etcdserver: revision of auth store is old"); }
 absl::Status InvalidAuthMgmt() { return absl::InvalidArgumentError("etcdserver: invalid auth management"); }
 
 }  // namespace leasehold::errors

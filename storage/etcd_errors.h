@@ -55,6 +55,7 @@ absl::Status RoleNotGranted();      // FailedPrecondition "etcdserver: role is n
 absl::Status PermissionNotGranted();  // FailedPrecondition "etcdserver: permission is not granted to the role"
 absl::Status AuthNotEnabled();      // FailedPrecondition "etcdserver: authentication is not enabled"
 absl::Status InvalidAuthToken();    // Unauthenticated "etcdserver: invalid auth token"
+absl::Status AuthOldRevision();     // InvalidArgument "etcdserver: revision of auth store is old"
 absl::Status InvalidAuthMgmt();     // InvalidArgument "etcdserver: invalid auth management"
 
 }  // namespace leasehold::errors

@@ -73,13 +73,13 @@ e2e_stop_server() { # [signal]
 
 # Starts Debian's etcd 3.4 as the reference, single node with data in $E2E_DIR/etcd, and waits until
 # it is healthy: sets ETCD_PORT and ETCD_PID. e2e_stop_etcd ends it.
-e2e_start_etcd() {
+e2e_start_etcd() { # [extra etcd flags]
   ETCD_PORT=$(free_port)
   local peer
   peer=$(free_port)
   etcd --name ref --data-dir "$E2E_DIR/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$peer" \
-    --initial-advertise-peer-urls "http://127.0.0.1:$peer" --initial-cluster "ref=http://127.0.0.1:$peer" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$peer" --initial-cluster "ref=http://127.0.0.1:$peer" "$@" \
     >"$E2E_DIR/etcd.log" 2>&1 &
   ETCD_PID=$!
   for _ in $(seq 1 100); do etcdctl --endpoints="127.0.0.1:$ETCD_PORT" endpoint health >/dev/null 2>&1 && break; sleep 0.1; done

@@ -12,19 +12,27 @@ trap 'e2e_stop_server; e2e_stop_etcd; rm -rf "$E2E_DIR"' EXIT
 # A port to listen on: below the kernel's ephemeral range (32768 and up), where the source port of
 # some outgoing connection could take it before the server binds it, and never one handed out in
 # the last half hour to this or any other test on the machine (the test command runs two at once,
-# and a port picked but not yet bound looks free): /tmp/leasehold-e2e-ports records them, under a lock.
+# and a port picked but not yet bound looks free): /tmp/leasehold-e2e-ports records them, under a
+# lock (this test's own record if that file is another user's).
 free_port() {
-  python3 - <<'PY'
-import fcntl, random, socket, time
-with open("/tmp/leasehold-e2e-ports", "a+") as registry:
+  python3 - "$E2E_DIR/ports" <<'PY'
+import fcntl, random, socket, sys, time
+try:
+    registry = open("/tmp/leasehold-e2e-ports", "a+")
+except OSError:  # another user's record: keep one of this test's own
+    registry = open(sys.argv[1], "a+")
+with registry:
     fcntl.flock(registry, fcntl.LOCK_EX)
     registry.seek(0)
     now = time.time()
     recent = {}
     for line in registry.read().split("\n"):
         fields = line.split()
-        if len(fields) == 2 and now - float(fields[1]) < 1800:
-            recent[fields[0]] = fields[1]
+        try:
+            if len(fields) == 2 and now - float(fields[1]) < 1800:
+                recent[fields[0]] = fields[1]
+        except ValueError:  # a torn line: drop it
+            pass
     while True:
         port = random.randint(20000, 32000)
         if str(port) in recent:

@@ -17,6 +17,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "server/openssl_ptr.h"
 
 namespace leasehold::server {
 namespace {
@@ -45,16 +46,11 @@ const Method* FindMethod(std::string_view name) {
   return nullptr;
 }
 
-template <auto Free>
-struct Freer {
-  template <typename T>
-  void operator()(T* p) const { Free(p); }
-};
-using Key = std::unique_ptr<EVP_PKEY, Freer<EVP_PKEY_free>>;
-using DigestContext = std::unique_ptr<EVP_MD_CTX, Freer<EVP_MD_CTX_free>>;
-using Bio = std::unique_ptr<BIO, Freer<BIO_free>>;
-using Cert = std::unique_ptr<X509, Freer<X509_free>>;
-using EcdsaSignature = std::unique_ptr<ECDSA_SIG, Freer<ECDSA_SIG_free>>;
+using Key = EvpKey;
+using DigestContext = OpenSslPtr<EVP_MD_CTX, EVP_MD_CTX_free>;
+using Bio = OpenSslPtr<BIO, BIO_free>;
+using Cert = X509Cert;
+using EcdsaSignature = OpenSslPtr<ECDSA_SIG, ECDSA_SIG_free>;
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);

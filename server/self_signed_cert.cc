@@ -16,21 +16,17 @@
 #include <openssl/x509v3.h>
 
 #include "absl/strings/str_join.h"
+#include "server/openssl_ptr.h"
 #include "server/log.h"
 
 namespace leasehold::server {
 namespace {
 
-template <auto Free>
-struct Freer {
-  template <typename T>
-  void operator()(T* p) const { Free(p); }
-};
-using Key = std::unique_ptr<EVP_PKEY, Freer<EVP_PKEY_free>>;
-using Cert = std::unique_ptr<X509, Freer<X509_free>>;
-using Bignum = std::unique_ptr<BIGNUM, Freer<BN_free>>;
-using Extension = std::unique_ptr<X509_EXTENSION, Freer<X509_EXTENSION_free>>;
-using Bio = std::unique_ptr<BIO, Freer<BIO_free_all>>;
+using Key = EvpKey;
+using Cert = X509Cert;
+using Bignum = OpenSslPtr<BIGNUM, BN_free>;
+using Extension = OpenSslPtr<X509_EXTENSION, X509_EXTENSION_free>;
+using Bio = OpenSslPtr<BIO, BIO_free_all>;
 
 absl::Status OpenSslError(const std::string& what) {
   return absl::InternalError("cannot make a self-signed certificate: " + what);

@@ -18,6 +18,12 @@ struct TlsFiles {
   // The certificate is one this member made itself (--auto-tls, --peer-auto-tls): peers dialled with
   // these files are not verified, as nobody could vouch for theirs either.
   bool self_signed = false;
+  // etcd's rules for presented certificates (certificate_rules.h): --client-crl-file and
+  // --client-cert-allowed-hostname; --peer-crl-file, --peer-cert-allowed-cn and
+  // --peer-cert-allowed-hostname.
+  std::string crl_file;
+  std::string allowed_cn;
+  std::string allowed_hostname;
 };
 
 struct Flags {

@@ -25,6 +25,8 @@
 #include "boost/beast/http/write.hpp"
 #include "boost/beast/ssl/ssl_stream.hpp"
 
+#include "server/certificate_rules.h"
+
 namespace leasehold::server {
 namespace {
 
@@ -410,6 +412,24 @@ absl::StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const TlsFile
   }
   if (files.client_cert_auth) {
     context->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+    if (HasCertificateRules(files)) {
+      if (absl::Status st = ValidateCertificateRules(files); !st.ok()) return st;
+      // etcd's further rules, once OpenSSL has verified the whole chain (the callback's last call,
+      // for the leaf); the chain the client sent is what is checked against the revocation list.
+      context->set_verify_callback([files](bool preverified, asio::ssl::verify_context& verify) {
+        X509_STORE_CTX* store = verify.native_handle();
+        if (!preverified || X509_STORE_CTX_get_error_depth(store) != 0) return preverified;
+        std::vector<X509*> presented{X509_STORE_CTX_get_current_cert(store)};
+        if (STACK_OF(X509)* sent = X509_STORE_CTX_get0_untrusted(store)) {
+          for (int i = 0; i < sk_X509_num(sent); ++i) {
+            if (X509_cmp(sk_X509_value(sent, i), presented[0]) != 0) presented.push_back(sk_X509_value(sent, i));
+          }
+        }
+        absl::Status st = CheckPresentedCertificates(files, presented);
+        if (!st.ok()) LogRejectedCertificate("client", st);
+        return st.ok();
+      });
+    }
   }
   return context;
 }

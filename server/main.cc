@@ -35,6 +35,7 @@
 #include "server/peer_service.h"
 #include "server/peer_transport.h"
 #include "server/log.h"
+#include "server/certificate_rules.h"
 #include "server/tls.h"
 #include "server/maintenance_service.h"
 #include "server/member.h"
@@ -58,18 +59,18 @@ int64_t MinLeaseTtlSeconds(const Flags& flags) {
 }
 
 // Adds a listening port for each of `urls` (http://host:port, or https:// with `tls`).
-absl::Status AddListeners(grpc::ServerBuilder& builder, const std::vector<std::string>& urls, const TlsFiles& tls) {
+absl::Status AddListeners(grpc::ServerBuilder& builder, const std::vector<std::string>& urls, const TlsFiles& tls,
+                          std::string_view port_name) {
   for (const auto& url : urls) {
     auto host_port = HostPortOfUrl(url);
     if (!host_port.ok()) return host_port.status();
-    auto credentials = ServerCredentialsFor(url, tls);
+    auto credentials = ServerCredentialsFor(url, tls, port_name);
     if (!credentials.ok()) return credentials.status();
     builder.AddListeningPort(*host_port, *credentials);
   }
   return absl::OkStatus();
 }
 
-// The blob adapter and the metrics listener speak plain HTTP only.
 // An HTTP listener's address from "host:port" (HostPortOfUrl has checked the port).
 HttpServer::Options HttpListenOptions(const std::string& host_port) {
   HttpServer::Options options;
@@ -124,6 +125,14 @@ int Fail(const std::string& what, const absl::Status& status) {
 int Serve(Flags flags) {
   auto cluster = BuildClusterConfig(flags);
   if (!cluster.ok()) return Fail("bad cluster configuration", cluster.status());
+  for (const auto& [tls, port] : {std::pair{&flags.client_tls, "client"}, std::pair{&flags.peer_tls, "peer"}}) {
+    if (absl::Status st = ValidateCertificateRules(*tls); !st.ok()) return Fail("bad TLS configuration", st);
+    if (HasCertificateRules(*tls) && !tls->client_cert_auth) {
+      // etcd applies them to verified certificates only, which are asked for under client cert auth.
+      LogWarn(std::string(port) + " certificate revocation list and allowed name have no effect without " +
+              (tls == &flags.client_tls ? "--client-cert-auth" : "--peer-client-cert-auth"));
+    }
+  }
   auto engine = storage::Engine::Open(flags.data_dir);
   if (!engine.ok()) return Fail("cannot open data dir", engine.status());
   // Into the data dir, which the engine insists on finding empty or its own.
@@ -241,7 +250,7 @@ int Serve(Flags flags) {
   // The peer port first, so the node can hear its peers as soon as it starts.
   PeerService peer_service(&member, &node);
   grpc::ServerBuilder peer_builder;
-  if (absl::Status st = AddListeners(peer_builder, flags.listen_peer_urls, flags.peer_tls); !st.ok()) {
+  if (absl::Status st = AddListeners(peer_builder, flags.listen_peer_urls, flags.peer_tls, "peer"); !st.ok()) {
     return Fail("bad --listen-peer-urls", st);
   }
   peer_builder.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
@@ -287,7 +296,7 @@ int Serve(Flags flags) {
   // get the JSON gateway, /health, /metrics and /version, and HTTP/2 connections go to gRPC.
   std::vector<std::string> tls_client_urls, plain_client_urls;
   for (const auto& url : flags.listen_client_urls) (IsHttpsUrl(url) ? tls_client_urls : plain_client_urls).push_back(url);
-  if (absl::Status st = AddListeners(builder, tls_client_urls, flags.client_tls); !st.ok()) {
+  if (absl::Status st = AddListeners(builder, tls_client_urls, flags.client_tls, "client"); !st.ok()) {
     return Fail("bad --listen-client-urls", st);
   }
   // etcd accepts requests up to --max-request-bytes plus gRPC's framing overhead.

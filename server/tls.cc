@@ -8,6 +8,9 @@
 #include <grpcpp/security/tls_certificate_verifier.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
+#include "server/certificate_rules.h"
+#include "server/log.h"
+
 namespace leasehold::server {
 namespace {
 
@@ -38,12 +41,41 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> UnverifiedChannelCrede
   return grpc::experimental::TlsCredentials(options);
 }
 
+// etcd's rules for presented certificates (certificate_rules.h), checked once gRPC has verified
+// the chain against the trusted CA.
+class RulesVerifier final : public grpc::experimental::ExternalCertificateVerifier {
+ public:
+  RulesVerifier(TlsFiles files, std::string port_name) : files_(std::move(files)), port_name_(std::move(port_name)) {}
+
+  bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request, std::function<void(grpc::Status)>,
+              grpc::Status* sync_status) override {
+    // The leaf first: on a server, OpenSSL's chain of the peer may leave it out.
+    const grpc::string_ref leaf = request->peer_cert(), rest = request->peer_cert_full_chain();
+    std::string presented(leaf.data(), leaf.size());
+    presented.append("\n").append(rest.data(), rest.size());
+    absl::Status st = CheckPresentedPem(files_, presented);
+    if (st.ok()) {
+      *sync_status = grpc::Status::OK;
+    } else {
+      LogRejectedCertificate(port_name_, st);
+      *sync_status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED, std::string(st.message()));
+    }
+    return true;  // decided at once
+  }
+  void Cancel(grpc::experimental::TlsCustomVerificationCheckRequest*) override {}
+
+ private:
+  const TlsFiles files_;
+  const std::string port_name_;
+};
+
 }  // namespace
 
 bool IsHttpsUrl(const std::string& url) { return url.rfind("https://", 0) == 0; }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(const std::string& url,
-                                                                              const TlsFiles& files) {
+                                                                              const TlsFiles& files,
+                                                                              std::string_view port_name) {
   if (!IsHttpsUrl(url)) return grpc::InsecureServerCredentials();
   if (files.cert_file.empty() || files.key_file.empty()) {
     return absl::InvalidArgumentError("'" + url + "' is https:// but no certificate and key were given");
@@ -52,20 +84,31 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(co
   if (!cert.ok()) return cert.status();
   auto key = ReadPem(files.key_file, "key file");
   if (!key.ok()) return key.status();
-  grpc::SslServerCredentialsOptions options(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
-  options.pem_key_cert_pairs.push_back({*key, *cert});
+  std::string ca;
   if (!files.trusted_ca_file.empty()) {
-    auto ca = ReadPem(files.trusted_ca_file, "trusted CA file");
-    if (!ca.ok()) return ca.status();
-    options.pem_root_certs = *ca;
+    auto read = ReadPem(files.trusted_ca_file, "trusted CA file");
+    if (!read.ok()) return read.status();
+    ca = *std::move(read);
   }
+  if (files.client_cert_auth && ca.empty()) {
+    return absl::InvalidArgumentError("client certificate authentication needs a trusted CA file");
+  }
+  if (absl::Status st = ValidateCertificateRules(files); !st.ok()) return st;
+  std::vector<grpc::experimental::IdentityKeyCertPair> identity{{*key, *cert}};
+  auto provider = ca.empty() ? std::make_shared<grpc::experimental::StaticDataCertificateProvider>(identity)
+                             : std::make_shared<grpc::experimental::StaticDataCertificateProvider>(ca, identity);
+  grpc::experimental::TlsServerCredentialsOptions options(provider);
+  options.watch_identity_key_cert_pairs();
+  if (!ca.empty()) options.watch_root_certs();
   if (files.client_cert_auth) {
-    if (files.trusted_ca_file.empty()) {
-      return absl::InvalidArgumentError("client certificate authentication needs a trusted CA file");
+    options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    // Only certificates that were asked for and verified meet etcd's further rules.
+    if (HasCertificateRules(files)) {
+      options.set_certificate_verifier(
+          grpc::experimental::ExternalCertificateVerifier::Create<RulesVerifier>(files, std::string(port_name)));
     }
-    options.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
-  return grpc::SslServerCredentials(options);
+  return grpc::experimental::TlsServerCredentials(options);
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(const std::string& url,

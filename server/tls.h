@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <grpcpp/channel.h>
 #include <grpcpp/security/credentials.h>
@@ -16,9 +17,12 @@
 namespace leasehold::server {
 
 // Credentials to listen on `url` with. https:// needs cert_file and key_file, and client_cert_auth
-// needs trusted_ca_file; InvalidArgument names what is missing or unreadable.
+// needs trusted_ca_file; InvalidArgument names what is missing or unreadable, or what is wrong with
+// etcd's further rules (certificate_rules.h), which apply under client_cert_auth. `port_name`
+// ("client", "peer") names the port in the log line of a refused certificate.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(const std::string& url,
-                                                                              const TlsFiles& files);
+                                                                              const TlsFiles& files,
+                                                                              std::string_view port_name);
 
 // Credentials for dialling `url` as a peer: for https://, trusting trusted_ca_file (the system's
 // roots when empty) and presenting cert_file/key_file when given, as etcd's peers do; with

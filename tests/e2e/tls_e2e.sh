@@ -2,8 +2,9 @@
 # TLS end to end with a throw-away CA: etcdctl over https with --cacert/--cert/--key; clients
 # without a trusted certificate refused under --client-cert-auth, and with auth on, the certificate's
 # common name taken as the user of a call without a token; members talking over https peer
-# URLs with --peer-client-cert-auth, and a member whose certificate another CA signed kept out;
-# the blob adapter and /metrics on https URLs (the Azure SDK for Python over TLS); etcd's --auto-tls
+# URLs with --peer-client-cert-auth, and a member whose certificate names another than
+# --peer-cert-allowed-cn kept out; etcd's --client-crl-file and --client-cert-allowed-hostname,
+# beside etcd 3.4 configured alike; the blob adapter and /metrics on https URLs (the Azure SDK for Python over TLS); etcd's --auto-tls
 # and --peer-auto-tls, members making their own certificates.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
@@ -14,14 +15,24 @@ ca() { # name
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$1" \
     -keyout "$PKI/$1.key" -out "$PKI/$1.crt" 2>/dev/null
 }
-cert() { # name ca
+cert() { # name ca [subject-alt-names]
   openssl req -newkey rsa:2048 -nodes -subj "/CN=$1" -keyout "$PKI/$1.key" -out "$PKI/$1.csr" 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' >"$PKI/$1.ext"
+  printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "${3:-IP:127.0.0.1,DNS:localhost}" >"$PKI/$1.ext"
   openssl x509 -req -in "$PKI/$1.csr" -CA "$PKI/$2.crt" -CAkey "$PKI/$2.key" -CAcreateserial -days 2 \
     -extfile "$PKI/$1.ext" -out "$PKI/$1.crt" 2>/dev/null
 }
 ca ca; ca rogue-ca
 cert server ca; cert client ca; cert peer ca; cert intruder rogue-ca
+cert revoked ca; cert elsewhere ca DNS:elsewhere.example; cert impostor ca
+# A revocation list from the CA (openssl ca keeps its record in index.txt): revoke NAME...
+: >"$PKI/index.txt"
+printf '[ca]\ndefault_ca=e2e\n[e2e]\ndatabase=%s\ndefault_md=sha256\ndefault_crl_days=2\ncertificate=%s\nprivate_key=%s\n' \
+  "$PKI/index.txt" "$PKI/ca.crt" "$PKI/ca.key" >"$PKI/ca.cnf"
+revoke() {
+  for name in "$@"; do openssl ca -config "$PKI/ca.cnf" -revoke "$PKI/$name.crt" >/dev/null 2>&1 || fail "revoke $name"; done
+  openssl ca -config "$PKI/ca.cnf" -gencrl -out "$PKI/ca.crl" >/dev/null 2>&1 || fail "make the revocation list"
+}
+revoke revoked
 
 # --- Client TLS on a single member. ---
 METRICS_PORT=$(free_port)
@@ -68,6 +79,61 @@ check "another certificate names another user (server has no role)" "Error: etcd
 tls_ctl "${AUTH[@]}" "${ROOT[@]}" auth disable >/dev/null 2>&1 || fail "auth disable"
 e2e_stop_server
 
+# --- etcd's rules for client certificates, side by side with etcd 3.4: --client-crl-file (read
+# again for each connection) and --client-cert-allowed-hostname. ---
+RULES=(--cert-file "$PKI/server.crt" --key-file "$PKI/server.key" --trusted-ca-file "$PKI/ca.crt" --client-cert-auth
+  --client-crl-file "$PKI/ca.crl" --client-cert-allowed-hostname localhost)
+LH_EP=127.0.0.1:$(free_port); REF_EP=127.0.0.1:$(free_port); REF_PEER=$(free_port); METRICS_PORT=$(free_port)
+"$LEASEHOLD_BIN" --name rules --data-dir "$E2E_DIR/rules" --listen-client-urls "https://$LH_EP" \
+  --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
+  --listen-blob-urls= --listen-metrics-urls "https://127.0.0.1:$METRICS_PORT" "${RULES[@]}" >>"$E2E_DIR/rules.log" 2>&1 &
+SERVER_PID=$!
+etcd --name ref --data-dir "$E2E_DIR/etcd-rules" --listen-client-urls "https://$REF_EP" --advertise-client-urls "https://$REF_EP" \
+  --listen-peer-urls "http://127.0.0.1:$REF_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$REF_PEER" \
+  --initial-cluster "ref=http://127.0.0.1:$REF_PEER" "${RULES[@]}" >"$E2E_DIR/etcd-rules.log" 2>&1 &
+ETCD_PID=$!
+as() { # endpoint cert-name etcdctl-args...: exit status of etcdctl with that certificate
+  local ep=$1 name=$2; shift 2
+  timeout 20 etcdctl --endpoints="https://$ep" --dial-timeout=2s --command-timeout=5s --cacert "$PKI/ca.crt" \
+    --cert "$PKI/$name.crt" --key "$PKI/$name.key" "$@" >/dev/null 2>&1
+  echo $?
+}
+for ep in "$LH_EP" "$REF_EP"; do for _ in $(seq 1 100); do [ "$(as "$ep" client endpoint health)" = 0 ] && break; sleep 0.1; done; done
+for ep in "$LH_EP" "$REF_EP"; do
+  who=$([ "$ep" = "$LH_EP" ] && echo leasehold || echo "etcd 3.4")
+  check "$who: a valid certificate for the allowed host name is served" 0 "$(as "$ep" client put rules v)"
+  check "$who: a revoked certificate is refused" 1 "$(as "$ep" revoked get rules)"
+  check "$who: a certificate for another host name is refused" 1 "$(as "$ep" elsewhere get rules)"
+done
+SERIAL=$(openssl x509 -in "$PKI/revoked.crt" -noout -serial | cut -d= -f2 | tr 'A-F' 'a-f' | sed 's/^\(00\)*//')
+check_match "the refusals are logged with etcd's reasons" \
+  "rejected connection.*transport: certificate serial $SERIAL revoked.*rejected connection.*client certificate authentication failed" \
+  "$(tr '\n' ' ' <"$E2E_DIR/rules.log")"
+METRICS="https://127.0.0.1:$METRICS_PORT/health"
+check "/metrics' port applies the rules too: a valid certificate" '{"health":"true"}' \
+  "$(curl -s --cacert "$PKI/ca.crt" --cert "$PKI/client.crt" --key "$PKI/client.key" "$METRICS")"
+curl -s --cacert "$PKI/ca.crt" --cert "$PKI/revoked.crt" --key "$PKI/revoked.key" "$METRICS" >/dev/null 2>&1; RC=$?
+if [ "$RC" -ne 0 ]; then pass "and a revoked one is refused (curl exit $RC)"; else fail "/health answered a revoked certificate"; fi
+revoke client
+for ep in "$LH_EP" "$REF_EP"; do
+  who=$([ "$ep" = "$LH_EP" ] && echo leasehold || echo "etcd 3.4")
+  check "$who: a certificate revoked by a newer list is refused without a restart" 1 "$(as "$ep" client get rules)"
+done
+e2e_stop_server; e2e_stop_etcd
+BOTH=(--peer-cert-allowed-cn peer --peer-cert-allowed-hostname localhost)
+OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.0.0.1:$(free_port)" "${BOTH[@]}" 2>&1); RC=$?
+check "an allowed common name and host name together are refused at start" 1 "$RC"
+MESSAGE='AllowedCN and AllowedHostname are mutually exclusive \(cn=\\?"peer\\?", hostname=\\?"localhost\\?"\)'
+check_match "with etcd's words" "$MESSAGE" "$OUT"
+REF_OUT=$(timeout 20 etcd --data-dir "$E2E_DIR/etcd-z" --listen-client-urls "http://127.0.0.1:$(free_port)" \
+  --advertise-client-urls "http://127.0.0.1:$(free_port)" --listen-peer-urls "https://127.0.0.1:$(free_port)" \
+  --peer-cert-file "$PKI/peer.crt" --peer-key-file "$PKI/peer.key" "${BOTH[@]}" 2>&1)
+check_match "(etcd 3.4's own)" "$MESSAGE" "$REF_OUT"
+OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.0.0.1:$(free_port)" \
+  --client-crl-file "$E2E_DIR/no-such.crl" 2>&1); RC=$?
+check "an unreadable revocation list is refused at start" 1 "$RC"
+check_match "naming it" "cannot read the certificate revocation list '$E2E_DIR/no-such.crl'" "$OUT"
+
 # --- The blob adapter and /metrics on https URLs (no client certificates asked). ---
 BLOB_PORT=$(free_port); METRICS_PORT=$(free_port)
 e2e_start_server --listen-blob-urls "https://127.0.0.1:$BLOB_PORT" --listen-metrics-urls "https://127.0.0.1:$METRICS_PORT" \
@@ -93,7 +159,8 @@ OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/x" --listen-client-urls "https://127
 check "https without a certificate is refused at start" 1 "$RC"
 check_match "naming the problem" "no certificate and key were given" "$OUT"
 
-# --- Peer TLS: three members on https peer URLs, the third with an intruder's certificate. ---
+# --- Peer TLS: three members on https peer URLs that require the common name "peer"
+# (--peer-cert-allowed-cn); the third's certificate, though signed by the trusted CA, names another. ---
 CLUSTER_N=3
 for i in 1 2 3; do CPORT[$i]=$(free_port); PPORT[$i]=$(free_port); MPORT[$i]=$(free_port); done
 INITIAL="m1=https://127.0.0.1:${PPORT[1]},m2=https://127.0.0.1:${PPORT[2]},m3=https://127.0.0.1:${PPORT[3]}"
@@ -103,15 +170,16 @@ peer_member() { # i cert-name
     --initial-advertise-peer-urls "https://127.0.0.1:${PPORT[$1]}" --initial-cluster "$INITIAL" \
     --initial-cluster-token "tls-$$" --listen-blob-urls= --peer-cert-file "$PKI/$2.crt" \
     --peer-key-file "$PKI/$2.key" --peer-trusted-ca-file "$PKI/ca.crt" --peer-client-cert-auth \
-    >>"$E2E_DIR/m$1.log" 2>&1 &
+    --peer-cert-allowed-cn peer >>"$E2E_DIR/m$1.log" 2>&1 &
   CPID[$1]=$!
 }
-peer_member 1 peer; peer_member 2 peer; peer_member 3 intruder
+peer_member 1 peer; peer_member 2 peer; peer_member 3 impostor
 LEADER=$(leader_index)
 check_match "members with trusted peer certificates elect a leader" '^[12]$' "$LEADER"
 check "and replicate writes" OK "$(ctl_at "$LEADER" put over-peer-tls yes 2>&1)"
 sleep 2
-check "the member with an untrusted certificate received nothing" "" "$(ctl_at 3 get over-peer-tls --consistency=s 2>&1)"
+check "the member whose certificate names another received nothing" "" "$(ctl_at 3 get over-peer-tls --consistency=s 2>&1)"
+check_match "and its peers logged why" "rejected connection.*client certificate authentication failed" "$(cat "$E2E_DIR/m$LEADER.log")"
 OTHER=$((3 - LEADER))
 check "the other trusted member has the write" "$(printf 'over-peer-tls\nyes')" "$(ctl_at "$OTHER" get over-peer-tls --consistency=s 2>&1)"
 

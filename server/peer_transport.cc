@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "leasehold/peer.grpc.pb.h"
 #include "server/flags.h"
 #include "server/log.h"
@@ -114,8 +115,18 @@ class PeerTransport::Peer {
         ok = writer->Write(out);
       }
       batch.clear();
+      if (ok && !active_) {
+        active_ = true;
+        LogInfo("peer became active", {{"peer-id", absl::StrCat(absl::Hex(id_))}});
+      }
       if (!ok) {
         const grpc::Status status = writer->Finish();
+        // Once per outage, as etcd logs it: a peer refusing our certificate, down, or unreachable.
+        if (active_) {
+          active_ = false;
+          LogWarn("peer became inactive (message send to peer failed)",
+                  {{"peer-id", absl::StrCat(absl::Hex(id_))}, {"error", status.error_message()}});
+        }
         if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
             status.error_message() == kRemovedMemberRefusal && transport_->report_removed_ &&
             !transport_->removed_reported_.exchange(true)) {
@@ -161,6 +172,7 @@ class PeerTransport::Peer {
   }
 
   PeerTransport* const transport_;
+  bool active_ = true;  // the last batch went out (the sender thread's own)
   const uint64_t id_;
   absl::Mutex mu_;
   std::vector<raftpb::Message> queue_ ABSL_GUARDED_BY(mu_);

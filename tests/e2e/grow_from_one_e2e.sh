@@ -47,7 +47,7 @@ for _ in $(seq 1 100); do kill -0 "$RESTARTED" 2>/dev/null || break; sleep 0.1; 
 kill -9 "$RESTARTED" 2>/dev/null  # still serving after 10 s: the check below fails, the test goes on
 wait "$RESTARTED" 2>/dev/null; RC=$?
 check "the removed member, restarted, exits with an error" 1 "$RC"
-check "it says why" 1 "$(grep -c '"the member has been permanently removed from the cluster"' "$E2E_DIR/m$L.log")"
+check "it says why" 1 "$(grep -c '"msg":"the member has been permanently removed from the cluster"' "$E2E_DIR/m$L.log")"
 check "the other member still takes writes" "OK" "$(ctl_at "$O" put after-restart 1 2>&1)"
 
 # Grow to three again, then remove a member while it is down: it never applies its removal, so
@@ -80,6 +80,6 @@ for _ in $(seq 1 100); do kill -0 "$RESTARTED" 2>/dev/null || break; sleep 0.1; 
 check "the member removed while down stops once its peers refuse it" 1 "$(kill -0 "$RESTARTED" 2>/dev/null && echo 0 || echo 1)"
 kill -9 "$RESTARTED" 2>/dev/null
 wait "$RESTARTED" 2>/dev/null
-check "it says why" 1 "$(grep -c '"the member has been permanently removed from the cluster"' "$E2E_DIR/m4.log")"
+check "it says why" 1 "$(grep -c '"msg":"the member has been permanently removed from the cluster"' "$E2E_DIR/m4.log")"
 check "the two others take writes" "OK OK" "$(ctl_at "$O" put final 1 2>&1) $(ctl_at 3 put final 2 2>&1)"
 e2e_finish

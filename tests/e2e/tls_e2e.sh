@@ -180,6 +180,8 @@ check "and replicate writes" OK "$(ctl_at "$LEADER" put over-peer-tls yes 2>&1)"
 sleep 2
 check "the member whose certificate names another received nothing" "" "$(ctl_at 3 get over-peer-tls --consistency=s 2>&1)"
 check_match "and its peers logged why" "rejected connection.*client certificate authentication failed" "$(cat "$E2E_DIR/m$LEADER.log")"
+check_match "while it logged that it cannot reach them" '"msg":"peer became inactive \(message send to peer failed\)"' \
+  "$(cat "$E2E_DIR/m3.log")"
 OTHER=$((3 - LEADER))
 check "the other trusted member has the write" "$(printf 'over-peer-tls\nyes')" "$(ctl_at "$OTHER" get over-peer-tls --consistency=s 2>&1)"
 

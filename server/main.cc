@@ -1,5 +1,6 @@
 // leasehold: the server binary. Opens the data dir, joins or founds its Raft cluster, replays what
 // was committed but not applied, and serves the etcd v3 gRPC API until SIGINT or SIGTERM.
+#include <filesystem>
 #include <csignal>
 #include <unistd.h>
 #include <cstdio>
@@ -134,7 +135,18 @@ int Serve(Flags flags) {
     }
   }
   auto engine = storage::Engine::Open(flags.data_dir);
-  if (!engine.ok()) return Fail("cannot open data dir", engine.status());
+  if (!engine.ok()) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(flags.data_dir) / "member" / "snap", ec)) {
+      // What `etcdctl snapshot restore` (or etcd itself) leaves: say how to bring its data over.
+      return Fail("cannot open data dir", absl::FailedPreconditionError(
+                                              flags.data_dir +
+                                              " is an etcd data dir, which Leasehold does not open: a backup "
+                                              "saved from Leasehold (`etcdctl snapshot save`) is restored with "
+                                              "`leasehold snapshot restore FILE --data-dir NEW_DIR` instead"));
+    }
+    return Fail("cannot open data dir", engine.status());
+  }
   // Into the data dir, which the engine insists on finding empty or its own.
   if (absl::Status st = ApplyAutoTls(&flags); !st.ok()) return Fail("cannot make self-signed certificates", st);
   std::unique_ptr<JwtTokens> jwt;

@@ -46,6 +46,9 @@ struct Flags {
   int64_t election_timeout_ms = 1000;
   int lease_revoke_rate = 1000;
   int64_t lease_checkpoint_interval_ms = 500;
+  // etcd's --auto-compaction-mode and --auto-compaction-retention (auto_compactor.h); "0" is off.
+  std::string auto_compaction_mode = "periodic";
+  std::string auto_compaction_retention = "0";
   int64_t snapshot_count = 100000;
   int64_t watch_progress_notify_interval_ms = 10 * 60 * 1000;
   // The Azure Blob lease adapter: where it listens (empty: off), its accounts ("name:base64key",

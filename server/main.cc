@@ -23,6 +23,7 @@
 #include "server/cluster_config.h"
 #include "server/election_service.h"
 #include "server/lock_service.h"
+#include "server/auto_compactor.h"
 #include "server/expiry_loop.h"
 #include "server/flags.h"
 #include "server/cluster_service.h"
@@ -134,6 +135,9 @@ int Serve(Flags flags) {
               (tls == &flags.client_tls ? "--client-cert-auth" : "--peer-client-cert-auth"));
     }
   }
+  absl::StatusOr<AutoCompaction> auto_compaction =
+      ParseAutoCompaction(flags.auto_compaction_mode, flags.auto_compaction_retention);
+  if (!auto_compaction.ok()) return Fail("bad auto compaction", auto_compaction.status());
   auto engine = storage::Engine::Open(flags.data_dir);
   if (!engine.ok()) {
     std::error_code ec;
@@ -290,6 +294,7 @@ int Serve(Flags flags) {
   expiry_options.checkpoint_interval_ms = flags.lease_checkpoint_interval_ms;
   expiry_options.retry_ms = 5000 + 2 * flags.election_timeout_ms;
   ExpiryLoop expiry(&member, expiry_options);
+  AutoCompactor compactor(&member, *auto_compaction);
 
   KvService kv(&member);
   LeaseService lease(&member);
@@ -430,6 +435,7 @@ int Serve(Flags flags) {
     if (absl::Status st = metrics_server->Start(); !st.ok()) return Fail("cannot listen", st);
   }
   expiry.Start();
+  compactor.Start();
   char member_hex[17];
   std::snprintf(member_hex, sizeof member_hex, "%llx", static_cast<unsigned long long>(config.member_id));
   LogInfo("serving client requests", {{"name", flags.name}, {"member-id", member_hex},
@@ -446,6 +452,7 @@ int Serve(Flags flags) {
   int received = 0;
   sigwait(&signals, &received);
   LogInfo("shutting down", {{"signal", std::to_string(received)}});
+  compactor.Stop();
   expiry.Stop();
   if (blob_server) blob_server->Stop();  // its answers still in flight are dropped with the node
   if (metrics_server) metrics_server->Stop();

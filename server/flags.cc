@@ -75,6 +75,23 @@ const std::map<std::string, FlagSpec>& Specs() {
                                   Int<int64_t>(&Flags::max_concurrent_streams, 1)}},
       {"max-txn-ops", {"Maximum number of operations per branch of a transaction.", Int<int>(&Flags::max_txn_ops, 1)}},
       {"log-level", {"Log level: debug, info, warn or error.", [](Flags* f, const std::string& v) { f->log_level = v; return true; }}},
+      {"debug", {"Log at debug level (as --log-level debug).",
+                 [](Flags* f, const std::string& v) {
+                   bool on = false;
+                   if (!ParseBool(v, &on)) return false;
+                   if (on) f->log_level = "debug";
+                   return true;
+                 }, true}},
+      {"logger", {"'zap' (the default): one JSON object per line. 'capnslog' is accepted, and logs the same way.",
+                  [](Flags* f, const std::string& v) { f->logger = v; return v == "zap" || v == "capnslog"; }}},
+      {"log-outputs", {"Where logs go, comma-separated: 'default' or 'stderr' (the default), 'stdout', or file paths (appended to).",
+                       [](Flags* f, const std::string& v) { f->log_outputs = SplitList(v); return !f->log_outputs.empty(); }}},
+      {"enable-v2", {"etcd's v2 API: not served, so only false is accepted.",
+                     [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_v2); }, true}},
+      {"pre-vote", {"Raft's pre-vote: a member cut off and back does not disrupt the leader (default true here).",
+                    [](Flags* f, const std::string& v) { return ParseBool(v, &f->pre_vote); }, true}},
+      {"experimental-enable-lease-checkpoint", {"Checkpoint renewed lease deadlines, so a new leader keeps them: always on here (false only warns).",
+                                                [](Flags* f, const std::string& v) { return ParseBool(v, &f->lease_checkpoints); }, true}},
       {"heartbeat-interval", {"Time (ms) of a heartbeat interval; with --election-timeout it sets the minimum lease TTL.",
                               Int<int64_t>(&Flags::heartbeat_interval_ms, 1)}},
       {"election-timeout", {"Time (ms) of an election timeout; the minimum lease TTL is ceil(1.5 x this) seconds.",

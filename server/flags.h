@@ -42,6 +42,17 @@ struct Flags {
   int64_t max_concurrent_streams = 0xffffffffLL;  // per client connection, as etcd's
   int64_t quota_backend_bytes = 0;  // etcd's: 0 is the default 2 GiB, negative turns the quota off
   std::string log_level = "info";
+  // etcd's --logger ("zap", the format Leasehold writes, or "capnslog") and --log-outputs
+  // ("default" or "stderr", "stdout", or file paths; log.h).
+  std::string logger = "zap";
+  std::vector<std::string> log_outputs = {"default"};
+  // etcd's --enable-v2: the v2 API is not served, so only false is accepted (checked at start).
+  bool enable_v2 = false;
+  // etcd's --pre-vote (on here by default; etcd 3.4's default is off).
+  bool pre_vote = true;
+  // etcd's --experimental-enable-lease-checkpoint: checkpoints are always on here, so false only
+  // warns (main.cc).
+  bool lease_checkpoints = true;
   int64_t heartbeat_interval_ms = 100;
   int64_t election_timeout_ms = 1000;
   int lease_revoke_rate = 1000;

@@ -11,6 +11,11 @@ namespace leasehold::server {
 namespace {
 
 std::atomic<int> min_level{static_cast<int>(LogLevel::kInfo)};
+// Set once at start (SetLogOutputs); stderr until then.
+std::vector<FILE*>& Outputs() {
+  static auto* outputs = new std::vector<FILE*>{stderr};
+  return *outputs;
+}
 constexpr const char* kNames[] = {"debug", "info", "warn", "error"};
 
 // The body of a JSON string: quotes, backslashes and control characters escaped, every other byte
@@ -48,6 +53,24 @@ bool SetLogLevel(std::string_view name) {
   return false;
 }
 
+absl::Status SetLogOutputs(const std::vector<std::string>& outputs) {
+  std::vector<FILE*> files;
+  for (const std::string& output : outputs) {
+    if (output == "default" || output == "stderr") {
+      files.push_back(stderr);
+    } else if (output == "stdout") {
+      files.push_back(stdout);
+    } else {
+      FILE* file = std::fopen(output.c_str(), "a");
+      if (file == nullptr) return absl::InvalidArgumentError("cannot open log output '" + output + "'");
+      std::setvbuf(file, nullptr, _IOLBF, 0);  // whole lines, at once
+      files.push_back(file);
+    }
+  }
+  if (!files.empty()) Outputs() = std::move(files);
+  return absl::OkStatus();
+}
+
 void Log(LogLevel level, std::string_view message, const LogFields& fields) {
   if (static_cast<int>(level) < min_level.load(std::memory_order_relaxed)) return;
   std::string line = "{\"level\":\"";
@@ -56,7 +79,10 @@ void Log(LogLevel level, std::string_view message, const LogFields& fields) {
   line += "\",\"msg\":\"" + JsonEscape(message) + "\"";
   for (const auto& [key, value] : fields) line += ",\"" + key + "\":\"" + JsonEscape(value) + "\"";
   line += "}\n";
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  for (FILE* out : Outputs()) {
+    std::fwrite(line.data(), 1, line.size(), out);
+    if (out == stdout) std::fflush(out);
+  }
 }
 
 }  // namespace leasehold::server

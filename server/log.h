@@ -6,12 +6,19 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace leasehold::server {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
 
 // Returns false for an unknown level name ("debug", "info", "warn", "error").
 bool SetLogLevel(std::string_view name);
+
+// etcd's --log-outputs: "default" or "stderr", "stdout", or file paths (opened for appending,
+// written line by line). Call once, before logging from several threads; InvalidArgument names a
+// file that cannot be opened (logging stays on stderr then).
+absl::Status SetLogOutputs(const std::vector<std::string>& outputs);
 
 using LogFields = std::vector<std::pair<std::string, std::string>>;
 void Log(LogLevel level, std::string_view message, const LogFields& fields = {});

@@ -207,6 +207,7 @@ int Serve(Flags flags) {
   node_options.tick_ms = flags.heartbeat_interval_ms;
   node_options.election_ticks = static_cast<int>(std::max<int64_t>(2, flags.election_timeout_ms / flags.heartbeat_interval_ms));
   node_options.request_timeout_ms = request_timeout_ms;
+  node_options.pre_vote = flags.pre_vote;
   node_options.snapshot_count = static_cast<uint64_t>(flags.snapshot_count);
   node_options.strict_reconfig_check = flags.strict_reconfig_check;
   node_options.catch_up_entries = std::min<uint64_t>(5000, node_options.snapshot_count);
@@ -495,6 +496,23 @@ int main(int argc, char** argv) {
   }
   if (!leasehold::server::SetLogLevel(flags->log_level)) {
     std::cerr << "leasehold: invalid --log-level '" << flags->log_level << "'\n";
+    return 2;
+  }
+  if (absl::Status st = leasehold::server::SetLogOutputs(flags->log_outputs); !st.ok()) {
+    std::cerr << "leasehold: " << st.message() << "\n";
+    return 2;
+  }
+  if (flags->logger == "capnslog") {
+    leasehold::server::LogWarn("--logger=capnslog: logging as zap does, one JSON object per line");
+  }
+  if (!flags->lease_checkpoints) {
+    // Without checkpoints a new leader would have only the grants' deadlines, and Leasehold's
+    // promotion keeps deadlines rather than restarting every TTL as etcd 3.4's does.
+    leasehold::server::LogWarn(
+        "--experimental-enable-lease-checkpoint=false: lease checkpoints stay on (renewed deadlines survive a leader change)");
+  }
+  if (flags->enable_v2) {
+    std::cerr << "leasehold: --enable-v2: etcd's v2 API is not served (only v3)\n";
     return 2;
   }
   return leasehold::server::Serve(*std::move(flags));

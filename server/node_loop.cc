@@ -102,7 +102,7 @@ absl::Status NodeLoop::Start() {
   }
   config.applied = state_machine_->applied_index();
   config.check_quorum = true;
-  config.pre_vote = true;
+  config.pre_vote = options_.pre_vote;
   config.forward_proposals = true;
   config.max_size_per_msg = 1 << 20;
   config.max_inflight_msgs = 256;

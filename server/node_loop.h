@@ -67,6 +67,8 @@ class NodeLoop : public Proposer {
     // etcd's --strict-reconfig-check: when false, LeaderDecides checks only that a learner to promote
     // has caught up.
     bool strict_reconfig_check = true;
+    // Raft's pre-vote (etcd's --pre-vote).
+    bool pre_vote = true;
     // Called (on the loop thread, once) when this member applies its own removal.
     std::function<void()> on_removed;
     // Called (on the loop thread, once) when this member sees its publish (`self`) applied.

@@ -26,6 +26,23 @@ TEST(FlagsTest, DefaultsAndBothForms) {
   EXPECT_TRUE(Parse({"--strict-reconfig-check"})->strict_reconfig_check);
 }
 
+TEST(FlagsTest, EtcdsLoggingRaftAndCompactionFlags) {
+  auto flags = Parse({"--logger=zap", "--log-outputs=stdout,/tmp/x.log", "--debug", "--pre-vote=false",
+                      "--enable-v2=false", "--auto-compaction-mode=revision", "--auto-compaction-retention=1000"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->log_outputs, (std::vector<std::string>{"stdout", "/tmp/x.log"}));
+  EXPECT_EQ(flags->log_level, "debug");
+  EXPECT_FALSE(flags->pre_vote);
+  EXPECT_FALSE(flags->enable_v2);
+  EXPECT_EQ(flags->auto_compaction_mode, "revision");
+  EXPECT_EQ(flags->auto_compaction_retention, "1000");
+  EXPECT_TRUE(Parse({})->pre_vote);
+  EXPECT_EQ(Parse({})->log_outputs, std::vector<std::string>{"default"});
+  EXPECT_TRUE(Parse({"--enable-v2"})->enable_v2);  // parsed; refused at start (main.cc)
+  EXPECT_FALSE(Parse({"--logger=glog"}).ok());
+  EXPECT_EQ(Parse({"--debug=false"})->log_level, "info");
+}
+
 TEST(FlagsTest, Refusals) {
   EXPECT_EQ(Parse({"--nope"}).status().message(), "unknown flag: --nope");
   EXPECT_EQ(Parse({"--max-request-bytes=abc"}).status().code(), absl::StatusCode::kInvalidArgument);

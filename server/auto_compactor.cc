@@ -43,15 +43,20 @@ absl::StatusOr<AutoCompaction> ParseAutoCompaction(const std::string& mode, cons
 
 namespace {
 absl::Duration CappedAtAnHour(absl::Duration d) { return std::min(d, absl::Hours(1)); }
+// A tenth of the period, capped at six minutes; at least a millisecond, so that a tiny period
+// does not spin.
+absl::Duration StepOf(absl::Duration period) { return std::max(CappedAtAnHour(period) / 10, absl::Milliseconds(1)); }
+// Steps covering the period (rounded up), so the oldest sample kept is at least a period old.
 size_t StepsIn(absl::Duration period, absl::Duration step) {
   absl::Duration remainder;
-  return static_cast<size_t>(absl::IDivDuration(period, step, &remainder));
+  const int64_t whole = absl::IDivDuration(period, step, &remainder);
+  return static_cast<size_t>(whole) + (remainder > absl::ZeroDuration() ? 1 : 0);
 }
 }  // namespace
 
 PeriodicSchedule::PeriodicSchedule(absl::Duration period)
     : period_(period),
-      step_(CappedAtAnHour(period) / 10),
+      step_(StepOf(period)),
       interval_(CappedAtAnHour(period)),
       keep_(StepsIn(period, step_) + 1),
       wait_(period) {}
@@ -81,8 +86,7 @@ std::optional<int64_t> RevisionSchedule::Sample(int64_t revision) const {
   return target;
 }
 
-AutoCompactor::AutoCompactor(Member* member, AutoCompaction config, absl::Duration step_override)
-    : member_(member), config_(config), step_override_(step_override) {}
+AutoCompactor::AutoCompactor(Member* member, AutoCompaction config) : member_(member), config_(config) {}
 
 void AutoCompactor::Start() {
   if (config_.enabled()) thread_ = std::thread([this] { Run(); });
@@ -96,8 +100,7 @@ void AutoCompactor::Stop() {
 void AutoCompactor::Run() {
   if (config_.mode == AutoCompaction::Mode::kRevision) {
     RevisionSchedule schedule(config_.revisions);
-    const absl::Duration step = step_override_ > absl::ZeroDuration() ? step_override_ : RevisionSchedule::kStep;
-    while (!stop_.WaitForNotificationWithTimeout(step)) {
+    while (!stop_.WaitForNotificationWithTimeout(RevisionSchedule::kStep)) {
       if (member_->proposer().leading_term() == 0) continue;
       const std::optional<int64_t> target = schedule.Sample(member_->state_machine().revision());
       if (!target) continue;

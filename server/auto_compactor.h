@@ -52,7 +52,7 @@ class PeriodicSchedule {
 
  private:
   const absl::Duration period_;
-  const absl::Duration step_;      // min(period, 1h) / 10
+  const absl::Duration step_;      // min(period, 1h) / 10, at least 1 ms
   const absl::Duration interval_;  // min(period, 1h): between compactions after the first
   const size_t keep_;              // samples spanning the period
   std::deque<int64_t> samples_;
@@ -73,11 +73,10 @@ class RevisionSchedule {
   int64_t last_ = 0;
 };
 
-// The thread that runs the configured schedule on the leader. `step_override` (tests) replaces the
-// revision mode's 5 minutes.
+// The thread that runs the configured schedule on the leader (none when compaction is off).
 class AutoCompactor {
  public:
-  AutoCompactor(Member* member, AutoCompaction config, absl::Duration step_override = absl::ZeroDuration());
+  AutoCompactor(Member* member, AutoCompaction config);
   ~AutoCompactor() { Stop(); }
   void Start();
   void Stop();
@@ -89,7 +88,6 @@ class AutoCompactor {
 
   Member* const member_;
   const AutoCompaction config_;
-  const absl::Duration step_override_;
   absl::Notification stop_;
   std::thread thread_;
 };

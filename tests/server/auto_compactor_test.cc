@@ -78,6 +78,14 @@ TEST(PeriodicScheduleTest, ResetWaitsAWholePeriodAgain) {
   EXPECT_EQ(schedule.Sample(start + absl::Seconds(30), 30), 20);
 }
 
+TEST(PeriodicScheduleTest, ATinyPeriodStillStepsAMillisecond) {
+  PeriodicSchedule schedule(absl::Nanoseconds(1));
+  EXPECT_EQ(schedule.step(), absl::Milliseconds(1));
+  const absl::Time start = absl::FromUnixSeconds(1000000);
+  EXPECT_EQ(schedule.Sample(start, 5), std::nullopt);
+  EXPECT_EQ(schedule.Sample(start + absl::Milliseconds(1), 6), 5);
+}
+
 TEST(RevisionScheduleTest, KeepsTheNewestRevisionsAndSkipsRepeats) {
   RevisionSchedule schedule(100);
   EXPECT_FALSE(schedule.Sample(100));

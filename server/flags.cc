@@ -86,6 +86,8 @@ const std::map<std::string, FlagSpec>& Specs() {
                   [](Flags* f, const std::string& v) { f->logger = v; return v == "zap" || v == "capnslog"; }}},
       {"log-outputs", {"Where logs go, comma-separated: 'default' or 'stderr' (the default), 'stdout', or file paths (appended to).",
                        [](Flags* f, const std::string& v) { f->log_outputs = SplitList(v); return !f->log_outputs.empty(); }}},
+      {"cors", {"Comma-separated origins allowed to read the client port's HTTP answers (CORS); empty or * (the default) allows all.",
+                [](Flags* f, const std::string& v) { f->cors = SplitList(v); return true; }}},
       {"enable-v2", {"etcd's v2 API: not served, so only false is accepted.",
                      [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_v2); }, true}},
       {"pre-vote", {"Raft's pre-vote: a member cut off and back does not disrupt the leader (default true here).",

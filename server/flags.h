@@ -46,6 +46,9 @@ struct Flags {
   // ("default" or "stderr", "stdout", or file paths; log.h).
   std::string logger = "zap";
   std::vector<std::string> log_outputs = {"default"};
+  // etcd's --cors: origins whose web pages may read the client port's HTTP answers; empty or "*"
+  // allows every origin (the default).
+  std::vector<std::string> cors = {"*"};
   // etcd's --enable-v2: the v2 API is not served, so only false is accepted (checked at start).
   bool enable_v2 = false;
   // etcd's --pre-vote (on here by default; etcd 3.4's default is off).

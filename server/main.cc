@@ -1,5 +1,6 @@
 // leasehold: the server binary. Opens the data dir, joins or founds its Raft cluster, replays what
 // was committed but not applied, and serves the etcd v3 gRPC API until SIGINT or SIGTERM.
+#include <algorithm>
 #include <filesystem>
 #include <csignal>
 #include <unistd.h>
@@ -85,23 +86,32 @@ HttpServer::Options HttpListenOptions(const std::string& host_port) {
 }
 
 // HTTP/1.1 on a plain client port, as etcd answers it there.
-// etcd's default --cors "*": every answer on the client port lets any web page read it, and a
-// browser's OPTIONS preflight is answered at once.
-void AddCorsHeaders(HttpResponse& response) {
+// etcd's --cors: an answer lets web pages of an allowed origin read it ("*" when all are, the
+// default), and a browser's OPTIONS preflight is answered at once.
+std::string AllowedOrigin(const std::vector<std::string>& cors, const HttpRequest& request) {
+  if (cors.empty() || std::find(cors.begin(), cors.end(), "*") != cors.end()) return "*";
+  const auto origin = request.find(boost::beast::http::field::origin);
+  if (origin == request.end()) return "";
+  const std::string asked(origin->value().data(), origin->value().size());
+  return std::find(cors.begin(), cors.end(), asked) != cors.end() ? asked : "";
+}
+
+void AddCorsHeaders(HttpResponse& response, const std::string& origin) {
+  if (origin.empty()) return;
   response.set("Access-Control-Allow-Methods", "POST, GET, OPTIONS, PUT, DELETE");
-  response.set("Access-Control-Allow-Origin", "*");
+  response.set("Access-Control-Allow-Origin", origin);
   response.set("Access-Control-Allow-Headers", "accept, content-type, authorization");
 }
 
 void ServeClientPortHttp(HttpRequest&& request, HttpServer::Respond plain_respond, JsonGateway& gateway,
-                         HealthService& health, const std::string& version) {
+                         HealthService& health, const std::string& version, const std::vector<std::string>& cors) {
   HttpServer::Respond respond(
-      [plain_respond](HttpResponse response) {
-        AddCorsHeaders(response);
+      [plain_respond, origin = AllowedOrigin(cors, request)](HttpResponse response) {
+        AddCorsHeaders(response, origin);
         plain_respond(std::move(response));
       },
-      [plain_respond](HttpResponse header) {
-        AddCorsHeaders(header);
+      [plain_respond, origin = AllowedOrigin(cors, request)](HttpResponse header) {
+        AddCorsHeaders(header, origin);
         return plain_respond.Stream(std::move(header));
       });
   if (request.method() == boost::beast::http::verb::options) {
@@ -365,8 +375,9 @@ int Serve(Flags flags) {
     http_options.divert_http2 = [grpc_server](int fd) { grpc::AddInsecureChannelFromFd(grpc_server, fd); };
     http_options.too_large = [](const HttpRequest&) { return JsonGateway::TooLarge(); };
     auto& http_server = client_http_servers.emplace_back(std::make_unique<HttpServer>(
-        http_options, [&gateway, &health, version = config.version](HttpRequest&& request, HttpServer::Respond respond) {
-          ServeClientPortHttp(std::move(request), std::move(respond), gateway, health, version);
+        http_options, [&gateway, &health, version = config.version, cors = flags.cors](HttpRequest&& request,
+                                                                                     HttpServer::Respond respond) {
+          ServeClientPortHttp(std::move(request), std::move(respond), gateway, health, version, cors);
         }));
     if (absl::Status st = http_server->Start(); !st.ok()) return Fail("cannot listen", st);
   }

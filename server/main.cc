@@ -105,12 +105,13 @@ void AddCorsHeaders(HttpResponse& response, const std::string& origin) {
 
 void ServeClientPortHttp(HttpRequest&& request, HttpServer::Respond plain_respond, JsonGateway& gateway,
                          HealthService& health, const std::string& version, const std::vector<std::string>& cors) {
+  const std::string origin = AllowedOrigin(cors, request);
   HttpServer::Respond respond(
-      [plain_respond, origin = AllowedOrigin(cors, request)](HttpResponse response) {
+      [plain_respond, origin](HttpResponse response) {
         AddCorsHeaders(response, origin);
         plain_respond(std::move(response));
       },
-      [plain_respond, origin = AllowedOrigin(cors, request)](HttpResponse header) {
+      [plain_respond, origin](HttpResponse header) {
         AddCorsHeaders(header, origin);
         return plain_respond.Stream(std::move(header));
       });

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang into ./build-fuzz and runs each for a bounded time.
 #   scripts/fuzz.sh [--seconds N] [--jobs J] [target...]
-# Targets: raft_step_fuzz state_machine_apply_fuzz blob_http_fuzz (all by default). Each run starts
+# Targets: raft_step_fuzz state_machine_apply_fuzz blob_http_fuzz tls_client_hello_fuzz (all by default). Each run starts
 # from tests/fuzz/corpus/<target> (the kept regression inputs) plus its growing corpus in
 # build-fuzz/corpus/<target>; a crash leaves its input in build-fuzz/crashes/<target>/ and makes the
 # script exit non-zero. Fixed crashes' inputs belong in tests/fuzz/corpus/<target>/, which the
@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
     *) TARGETS+=("$1"); shift ;;
   esac
 done
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(raft_step_fuzz state_machine_apply_fuzz blob_http_fuzz)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(raft_step_fuzz state_machine_apply_fuzz blob_http_fuzz tls_client_hello_fuzz)
 scripts/install-deps.sh clang libclang-rt-14-dev
 BUILD=build-fuzz
 if [ ! -f "$BUILD/build.ninja" ]; then

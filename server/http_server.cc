@@ -10,6 +10,7 @@
 #include "boost/asio/dispatch.hpp"
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/local/stream_protocol.hpp"
 #include "boost/asio/post.hpp"
 #include "boost/asio/write.hpp"
 #include "boost/asio/steady_timer.hpp"
@@ -26,6 +27,7 @@
 #include "boost/beast/ssl/ssl_stream.hpp"
 
 #include "server/certificate_rules.h"
+#include "server/tls_client_hello.h"
 
 namespace leasehold::server {
 namespace {
@@ -346,6 +348,117 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
   const HttpServer::Handler& handler_;
 };
 
+// Carries bytes both ways between a client and gRPC's TLS listener, unread, until both directions
+// have ended: the TLS session is the client's with gRPC, so gRPC sees its certificate. The listener
+// is on an abstract Unix socket (cheaper than loopback TCP for every byte). Both sockets share the
+// accepted connection's strand.
+class Relay : public std::enable_shared_from_this<Relay> {
+ public:
+  Relay(tcp::socket client, const std::string& abstract_name)
+      : client_(std::move(client)), upstream_(client_.get_executor()), name_(abstract_name) {}
+
+  void Start() {
+    upstream_.async_connect(asio::local::stream_protocol::endpoint(std::string(1, '\0') + name_),
+                            [self = this->shared_from_this()](beast::error_code ec) {
+                              if (ec) return self->CloseBoth();
+                              self->Pump(self->client_, self->upstream_, self->to_upstream_);
+                              self->Pump(self->upstream_, self->client_, self->to_client_);
+                            });
+  }
+
+ private:
+  // A TLS record's most: one read usually carries whole records.
+  using Buffer = std::array<char, 16 * 1024 + 64>;
+
+  template <typename From, typename To>
+  void Pump(From& from, To& to, Buffer& buffer) {
+    from.async_read_some(asio::buffer(buffer), [self = this->shared_from_this(), &from, &to, &buffer](
+                                                   beast::error_code ec, size_t n) {
+      if (ec) {
+        // One side has finished sending: pass that on, and close once both have (at once on an error).
+        beast::error_code ignored;
+        to.shutdown(asio::socket_base::shutdown_send, ignored);
+        if (++self->ended_ == 2 || ec != asio::error::eof) self->CloseBoth();
+        return;
+      }
+      asio::async_write(to, asio::buffer(buffer.data(), n), [self, &from, &to, &buffer](beast::error_code ec, size_t) {
+        if (ec) return self->CloseBoth();
+        self->Pump(from, to, buffer);
+      });
+    });
+  }
+
+  void CloseBoth() {
+    beast::error_code ignored;
+    client_.close(ignored);
+    upstream_.close(ignored);
+  }
+
+  tcp::socket client_;
+  asio::local::stream_protocol::socket upstream_;
+  const std::string name_;
+  int ended_ = 0;
+  Buffer to_upstream_;
+  Buffer to_client_;
+};
+
+// On an https:// port shared with gRPC: reads the ClientHello without consuming it, then relays a
+// gRPC client's connection (Relay) and serves everyone else's here.
+class TlsSniffer : public std::enable_shared_from_this<TlsSniffer> {
+ public:
+  TlsSniffer(tcp::socket socket, asio::ssl::context& tls, const HttpServer::Options& options,
+             const HttpServer::Handler& handler)
+      : socket_(std::move(socket)), timer_(socket_.get_executor()), retry_(socket_.get_executor()), tls_(tls),
+        options_(options), handler_(handler) {}
+
+  void Start() {
+    timer_.expires_after(kHandshakeTimeout);
+    timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (!ec) self->socket_.close(ec);  // no whole hello in time: the pending peek fails and ends it
+    });
+    Peek();
+  }
+
+ private:
+  void Peek() {
+    socket_.async_receive(asio::buffer(bytes_), tcp::socket::message_peek,
+                          [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnPeek(ec, n); });
+  }
+
+  void OnPeek(beast::error_code ec, size_t n) {
+    if (ec || n == 0) {
+      timer_.cancel();
+      return;
+    }
+    const std::string_view seen(bytes_.data(), n);
+    const ClientHelloAlpn hello = ReadClientHelloAlpn(seen);
+    if (hello.verdict == ClientHelloAlpn::Verdict::kNeedMore) {
+      // The rest of the hello is on its way: look again in a moment (a little later each time, so
+      // a client that stops halfway costs little until the handshake timeout).
+      retry_.expires_after(retry_delay_);
+      retry_delay_ = std::min(retry_delay_ * 2, std::chrono::milliseconds(64));
+      retry_.async_wait([self = this->shared_from_this()](beast::error_code) { self->Peek(); });
+      return;
+    }
+    timer_.cancel();
+    if (hello.verdict == ClientHelloAlpn::Verdict::kRead && OffersHttp2Only(hello.protocols)) {
+      std::make_shared<Relay>(std::move(socket_), options_.relay_grpc_tls_to)->Start();
+      return;
+    }
+    // Anything else, plaintext included, meets the TLS handshake here (and fails it, as on etcd's).
+    std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket_), tls_), options_, handler_)->Start();
+  }
+
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  asio::steady_timer retry_;
+  std::chrono::milliseconds retry_delay_{1};
+  asio::ssl::context& tls_;
+  std::array<char, kMaxClientHelloBytes + 256> bytes_;
+  const HttpServer::Options& options_;
+  const HttpServer::Handler& handler_;
+};
+
 }  // namespace
 
 HttpResponse MakeHttpResponse(http::status status, std::string_view content_type, std::string body) {
@@ -363,7 +476,9 @@ struct HttpServer::Impl {
       if (ec == asio::error::operation_aborted) return;
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
-        if (tls_context) {
+        if (tls_context && !options.relay_grpc_tls_to.empty()) {
+          std::make_shared<TlsSniffer>(std::move(socket), *tls_context, options, handler)->Start();
+        } else if (tls_context) {
           std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls_context), options, handler)->Start();
         } else if (options.divert_http2) {
           std::make_shared<Sniffer>(std::move(socket), options, handler)->Start();

@@ -58,6 +58,11 @@ class HttpServer {
     // URLs are: a certificate and key, and with client_cert_auth, clients must present a
     // certificate trusted_ca_file signed). Not with divert_http2.
     std::optional<TlsFiles> tls;
+    // With `tls`: a connection whose ClientHello offers HTTP/2 and not HTTP/1.1, as gRPC clients'
+    // do (see OffersHttp2Only), is relayed byte for byte, still encrypted, to the abstract Unix
+    // socket of this name, where gRPC's own TLS listener serves it; the rest are served here. How
+    // gRPC and HTTP/1.1 share an https:// client URL, as they share etcd's. Empty: no relay.
+    std::string relay_grpc_tls_to;
   };
   // Answers one request exactly once, from any thread: whole (call it), or in pieces (Stream, which
   // sends `header`'s status and fields at once and keeps the connection until the stream ends).

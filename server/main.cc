@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <random>
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/server_posix.h>
@@ -321,12 +322,19 @@ int Serve(Flags flags) {
   AuthService auth_service(&member, &auth_calls, absl::Milliseconds(flags.auth_failure_delay_ms));
 
   grpc::ServerBuilder builder;
-  // gRPC listens on https:// client URLs itself. A plain http:// one is ours: HTTP/1.1 requests on it
-  // get the JSON gateway, /health, /metrics and /version, and HTTP/2 connections go to gRPC.
-  std::vector<std::string> tls_client_urls, plain_client_urls;
-  for (const auto& url : flags.listen_client_urls) (IsHttpsUrl(url) ? tls_client_urls : plain_client_urls).push_back(url);
-  if (absl::Status st = AddListeners(builder, tls_client_urls, flags.client_tls, "client"); !st.ok()) {
-    return Fail("bad --listen-client-urls", st);
+  // Every client URL is ours: HTTP/1.1 requests on it get the JSON gateway, /health, /metrics and
+  // /version, and gRPC connections go to gRPC. On a plain http:// URL such a connection is handed
+  // over as it is (HTTP/2's preface tells it); on an https:// one the ClientHello tells it and the
+  // connection is relayed, still encrypted, to gRPC's own TLS listener on an abstract Unix socket
+  // (gRPC takes over a descriptor only without TLS).
+  bool any_tls_client_url = false;
+  for (const auto& url : flags.listen_client_urls) any_tls_client_url = any_tls_client_url || IsHttpsUrl(url);
+  // The abstract socket's name is this process's own: another member on the machine has another.
+  const std::string grpc_tls_socket = absl::StrCat("leasehold-grpc-tls-", getpid(), "-", absl::Hex(std::random_device()()));
+  if (any_tls_client_url) {
+    auto credentials = ServerCredentialsFor("https://" + grpc_tls_socket, flags.client_tls, "client");
+    if (!credentials.ok()) return Fail("bad --listen-client-urls", credentials.status());
+    builder.AddListeningPort("unix-abstract:" + grpc_tls_socket, *credentials);
   }
   // etcd accepts requests up to --max-request-bytes plus gRPC's framing overhead.
   builder.SetMaxReceiveMessageSize(static_cast<int>(flags.max_request_bytes + kGrpcOverheadBytes));
@@ -365,15 +373,20 @@ int Serve(Flags flags) {
   HealthService health(&member);
   JsonGateway gateway(server->InProcessChannel(grpc::ChannelArguments()));
   std::vector<std::unique_ptr<HttpServer>> client_http_servers;
-  for (const auto& url : plain_client_urls) {
+  for (const auto& url : flags.listen_client_urls) {
     auto host_port = HostPortOfUrl(url);
     if (!host_port.ok()) return Fail("bad --listen-client-urls", host_port.status());
     HttpServer::Options http_options = HttpListenOptions(*host_port);
     // Keys and values travel base64-encoded in JSON (4 bytes for 3): a body that decodes to a request
     // gRPC would take must be read whole; the request's own limits are checked once decoded.
     http_options.body_limit_bytes = static_cast<uint64_t>((flags.max_request_bytes + kGrpcOverheadBytes) / 3 * 4 + 65536);
-    grpc::Server* grpc_server = server.get();
-    http_options.divert_http2 = [grpc_server](int fd) { grpc::AddInsecureChannelFromFd(grpc_server, fd); };
+    if (IsHttpsUrl(url)) {
+      http_options.tls = flags.client_tls;
+      http_options.relay_grpc_tls_to = grpc_tls_socket;
+    } else {
+      grpc::Server* grpc_server = server.get();
+      http_options.divert_http2 = [grpc_server](int fd) { grpc::AddInsecureChannelFromFd(grpc_server, fd); };
+    }
     http_options.too_large = [](const HttpRequest&) { return JsonGateway::TooLarge(); };
     auto& http_server = client_http_servers.emplace_back(std::make_unique<HttpServer>(
         http_options, [&gateway, &health, version = config.version, cors = flags.cors](HttpRequest&& request,

@@ -29,7 +29,8 @@ const char kUsage[] =
     "  expiry-storm       grant --storm-leases leases of --storm-ttl s, one key each; time until all keys\n"
     "                     are gone, and the p99 of a background put load before and during the storm\n\n"
     "flags:\n"
-    "  --endpoints=host:port[,...]  --conns=N  --clients=N  --total=N | --duration=SECONDS\n"
+    "  --endpoints=[https://]host:port[,...]  --conns=N  --clients=N  --total=N | --duration=SECONDS\n"
+    "  --cacert=FILE --cert=FILE --key=FILE  (TLS, as etcdctl's; on with https:// endpoints or --cacert)\n"
     "  --rate=OPS_PER_S (open loop; latency from the intended start)  --json\n"
     "  --ttl=S --revoke=BOOL --leases-per-stream=N --key-size=N --value-size=N --key-space=N\n"
     "  --with-lease --serializable --locks=N --watchers-per-stream=N --storm-leases=N --storm-ttl=S --storm-put-rate=R\n"
@@ -73,10 +74,20 @@ Options ParseOptions(int argc, char** argv) {
          std::stringstream ss(v);
          for (std::string ep; std::getline(ss, ep, ',');) {
            if (ep.rfind("http://", 0) == 0) ep = ep.substr(7);
+           if (ep.rfind("https://", 0) == 0) {
+             ep = ep.substr(8);
+             o.tls = true;
+           }
            if (!ep.empty()) o.endpoints.push_back(ep);
          }
          if (o.endpoints.empty()) Usage("--endpoints is empty");
        }},
+      {"cacert", [&](auto&, auto& v) {
+         o.cacert = v;
+         o.tls = true;
+       }},
+      {"cert", [&](auto&, auto& v) { o.cert = v; }},
+      {"key", [&](auto&, auto& v) { o.key = v; }},
       {"conns", [&](auto& n, auto& v) { o.conns = static_cast<int>(std::max<int64_t>(1, Int(n, v))); }},
       {"clients", [&](auto& n, auto& v) { o.clients = static_cast<int>(std::max<int64_t>(1, Int(n, v))); }},
       {"total", [&](auto& n, auto& v) { o.total = Int(n, v); }},
@@ -123,6 +134,7 @@ Options ParseOptions(int argc, char** argv) {
     it->second(name, value);
   }
   if (o.workload.empty()) Usage("no workload given");
+  if (o.cert.empty() != o.key.empty()) Usage("--cert and --key go together");
   return o;
 }
 

@@ -10,6 +10,10 @@ namespace leasehold::bench {
 struct Options {
   std::string workload;
   std::vector<std::string> endpoints = {"127.0.0.1:2379"};
+  // TLS, as etcdctl's flags: on for https:// endpoints or a --cacert; --cert and --key present a
+  // client certificate.
+  bool tls = false;
+  std::string cacert, cert, key;
   int conns = 16;              // gRPC connections, shared round-robin by clients
   int clients = 256;           // concurrent closed-loop clients (or streams)
   int64_t total = 0;           // operations to run; 0: use duration

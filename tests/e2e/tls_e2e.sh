@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# TLS end to end with a throw-away CA: etcdctl over https with --cacert/--cert/--key; clients
+# TLS end to end with a throw-away CA: etcdctl over https with --cacert/--cert/--key, and curl
+# (/health, /version, the JSON gateway) on the same https client URL; clients
 # without a trusted certificate refused under --client-cert-auth, and with auth on, the certificate's
 # common name taken as the user of a call without a token; members talking over https peer
 # URLs with --peer-client-cert-auth, and a member whose certificate names another than
@@ -63,6 +64,20 @@ check "/health over https with a trusted client certificate" '{"health":"true"}'
   "$(curl -s --cacert "$PKI/ca.crt" --cert "$PKI/client.crt" --key "$PKI/client.key" "$METRICS")"
 curl -s --cacert "$PKI/ca.crt" "$METRICS" >/dev/null 2>&1; RC=$?
 if [ "$RC" -ne 0 ]; then pass "/health refuses a client without a certificate (curl exit $RC)"; else fail "/health answered a client without a certificate"; fi
+# The client URL serves HTTP/1.1 over TLS too, as etcd's does: a ClientHello offering only HTTP/2
+# (gRPC's) is relayed to gRPC, everyone else's is answered here.
+CLIENT_URL="https://$EP"
+CURL=(curl -s --cacert "$PKI/ca.crt" --cert "$PKI/client.crt" --key "$PKI/client.key")
+check "/health on the https client URL (curl offers h2 and http/1.1)" '{"health":"true"}' "$("${CURL[@]}" "$CLIENT_URL/health")"
+check_match "/version there with --http1.1" '"etcdserver":"3.4.23"' "$("${CURL[@]}" --http1.1 "$CLIENT_URL/version")"
+check_match "the JSON gateway there: a put" '"revision":"' \
+  "$("${CURL[@]}" "$CLIENT_URL/v3/kv/put" -X POST -d '{"key":"Z3c=","value":"b3Zlci10bHM="}')"
+check_match "and a range sees it" '"value":"b3Zlci10bHM="' "$("${CURL[@]}" "$CLIENT_URL/v3/kv/range" -X POST -d '{"key":"Z3c="}')"
+check "and etcdctl (gRPC through the relay) sees the gateway's write" "$(printf 'gw\nover-tls')" "$(tls_ctl "${AUTH[@]}" get gw 2>&1)"
+curl -s --cacert "$PKI/ca.crt" "$CLIENT_URL/health" >/dev/null 2>&1; RC=$?
+if [ "$RC" -ne 0 ]; then pass "HTTP on the client URL refuses a client without a certificate (curl exit $RC)"; else fail "the client URL answered HTTP without a certificate"; fi
+curl -s "http://$EP/health" >/dev/null 2>&1; RC=$?
+if [ "$RC" -ne 0 ]; then pass "plain HTTP to the https client URL gets no answer (curl exit $RC)"; else fail "the https client URL answered plain HTTP"; fi
 # etcd's TLS common-name authentication: with auth on, a call without a token acts as the user its
 # certificate names (CN=client here); another certificate's name (CN=server) is another user.
 ROOT=(--user root:rootpw)
@@ -104,6 +119,14 @@ for ep in "$LH_EP" "$REF_EP"; do
   check "$who: a valid certificate for the allowed host name is served" 0 "$(as "$ep" client put rules v)"
   check "$who: a revoked certificate is refused" 1 "$(as "$ep" revoked get rules)"
   check "$who: a certificate for another host name is refused" 1 "$(as "$ep" elsewhere get rules)"
+done
+for ep in "$LH_EP" "$REF_EP"; do
+  who=$([ "$ep" = "$LH_EP" ] && echo leasehold || echo "etcd 3.4")
+  check "$who: /health on the https client URL with a valid certificate" '{"health":"true"}' \
+    "$(curl -s --cacert "$PKI/ca.crt" --cert "$PKI/client.crt" --key "$PKI/client.key" "https://$ep/health")"
+  # (curl's exit status differs, 55 or 56, with when TLS 1.3 lets it see the refusal.)
+  curl -s --cacert "$PKI/ca.crt" --cert "$PKI/revoked.crt" --key "$PKI/revoked.key" "https://$ep/health" >/dev/null 2>&1; RC=$?
+  if [ "$RC" -ne 0 ]; then pass "$who: and a revoked one is refused (curl exit $RC)"; else fail "$who: /health answered a revoked certificate"; fi
 done
 SERIAL=$(openssl x509 -in "$PKI/revoked.crt" -noout -serial | cut -d= -f2 | tr 'A-F' 'a-f' | sed 's/^\(00\)*//')
 check_match "the refusals are logged with etcd's reasons" \

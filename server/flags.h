@@ -24,6 +24,9 @@ struct TlsFiles {
   std::string crl_file;
   std::string allowed_cn;
   std::string allowed_hostname;
+  // etcd's --cipher-suites, as an OpenSSL cipher list for TLS 1.2 (cipher_suites.h); empty: the
+  // library's defaults.
+  std::string cipher_list;
 };
 
 struct Flags {
@@ -49,6 +52,9 @@ struct Flags {
   // etcd's --cors: origins whose web pages may read the client port's HTTP answers; empty or "*"
   // allows every origin (the default).
   std::vector<std::string> cors = {"*"};
+  // etcd's --cipher-suites: Go's names of the TLS 1.2 suites every TLS port allows (empty: the
+  // defaults); see cipher_suites.h.
+  std::vector<std::string> cipher_suites;
   // etcd's --enable-v2: the v2 API is not served, so only false is accepted (checked at start).
   bool enable_v2 = false;
   // etcd's --pre-vote (on here by default; etcd 3.4's default is off).

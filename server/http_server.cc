@@ -521,6 +521,9 @@ absl::StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const TlsFile
   if (ec) return absl::InvalidArgumentError("cannot use certificate " + files.cert_file + ": " + ec.message());
   context->use_private_key_file(files.key_file, asio::ssl::context::pem, ec);
   if (ec) return absl::InvalidArgumentError("cannot use key " + files.key_file + ": " + ec.message());
+  if (!files.cipher_list.empty() && SSL_CTX_set_cipher_list(context->native_handle(), files.cipher_list.c_str()) != 1) {
+    return absl::InvalidArgumentError("cannot use the cipher suites " + files.cipher_list);
+  }
   if (!files.trusted_ca_file.empty()) {
     context->load_verify_file(files.trusted_ca_file, ec);
     if (ec) return absl::InvalidArgumentError("cannot read CA file " + files.trusted_ca_file + ": " + ec.message());

@@ -40,9 +40,11 @@
 #include "server/peer_transport.h"
 #include "server/log.h"
 #include "server/certificate_rules.h"
+#include "server/cipher_suites.h"
 #include "server/tls.h"
 #include "server/maintenance_service.h"
 #include "server/member.h"
+#include "server/metrics.h"
 #include "server/watch_hub.h"
 #include "server/unmarshal_error.h"
 #include "server/watch_service.h"
@@ -146,6 +148,19 @@ int Serve(Flags flags) {
       LogWarn(std::string(port) + " certificate revocation list and allowed name have no effect without " +
               (tls == &flags.client_tls ? "--client-cert-auth" : "--peer-client-cert-auth"));
     }
+  }
+  if (!flags.cipher_suites.empty()) {
+    absl::StatusOr<std::string> ciphers = OpenSslCipherList(flags.cipher_suites);
+    if (!ciphers.ok()) return Fail("bad --cipher-suites", ciphers.status());
+    bool https_client_url = false;
+    for (const auto& url : flags.listen_client_urls) https_client_url = https_client_url || IsHttpsUrl(url);
+    if (https_client_url) {
+      if (absl::Status st = CheckHttp2CipherSuites(flags.cipher_suites); !st.ok()) return Fail("bad --cipher-suites", st);
+    }
+    flags.client_tls.cipher_list = flags.peer_tls.cipher_list = *ciphers;
+    // gRPC takes its TLS 1.2 cipher list from the environment, read when it first makes a TLS
+    // context (none has been made yet): for the client and peer ports and for dialling peers.
+    setenv("GRPC_SSL_CIPHER_SUITES", ciphers->c_str(), 1);
   }
   absl::StatusOr<AutoCompaction> auto_compaction =
       ParseAutoCompaction(flags.auto_compaction_mode, flags.auto_compaction_retention);
@@ -371,6 +386,7 @@ int Serve(Flags flags) {
     watch.Stop();
   };
   HealthService health(&member);
+  Metrics::Get().SetServerVersion(config.version);
   JsonGateway gateway(server->InProcessChannel(grpc::ChannelArguments()));
   std::vector<std::unique_ptr<HttpServer>> client_http_servers;
   for (const auto& url : flags.listen_client_urls) {

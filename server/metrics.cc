@@ -25,6 +25,10 @@ prometheus::Counter* NewCounter(prometheus::Registry& registry, const std::strin
 
 }  // namespace
 
+void Metrics::SetServerVersion(const std::string& version) {
+  server_version_->Add({{"server_version", version}}).Set(1);
+}
+
 Metrics& Metrics::Get() {
   static Metrics* metrics = new Metrics();
   return *metrics;
@@ -32,6 +36,10 @@ Metrics& Metrics::Get() {
 
 Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
+  server_version_ = &prometheus::BuildGauge()
+                         .Name("etcd_server_version")
+                         .Help("Which version is running. 1 for 'server_version' label with current version.")
+                         .Register(r);
   has_leader_ = NewGauge(r, "etcd_server_has_leader", "Whether or not a leader exists. 1 is existence, 0 is not.");
   is_leader_ = NewGauge(r, "etcd_server_is_leader", "Whether or not this member is a leader. 1 if is, 0 otherwise.");
   leader_changes_ = NewCounter(r, "etcd_server_leader_changes_seen_total", "The number of leader changes seen.");

@@ -33,6 +33,7 @@ class Metrics {
   void CountExpiredRevokes(uint64_t count);  // leasehold_lease_expired_revokes_total
   void ObserveWalFsync(double seconds);      // etcd_disk_wal_fsync_duration_seconds
   void CountBlobAnswer(int status);          // leasehold_blob_requests_total{code}
+  void SetServerVersion(const std::string& version);  // etcd_server_version{server_version} 1
 
   // The whole exposition, with `member`'s gauges read now.
   std::string Render(Member& member);
@@ -46,6 +47,7 @@ class Metrics {
   prometheus::Counter* expired_revokes_;
   prometheus::Histogram* wal_fsync_;
   prometheus::Family<prometheus::Counter>* blob_answers_;
+  prometheus::Family<prometheus::Gauge>* server_version_;
   // One counter per HTTP status, made on first use (Family::Add takes a lock; the hot path should not).
   std::array<std::atomic<prometheus::Counter*>, 500> blob_answer_by_status_{};
   prometheus::Gauge* has_leader_;

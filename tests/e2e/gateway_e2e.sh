@@ -136,5 +136,6 @@ check "observe streams the leader's value, then the proclaimed one" "djE=,djI=,"
 check "/version on the client port" '{"etcdserver":"3.4.23","etcdcluster":"3.4.0"}' "$(curl -sS -m 5 "$URL/version")"
 check "/health on the client port" '{"health":"true"}' "$(curl -sS -m 5 "$URL/health")"
 check_match "/metrics on the client port" "etcd_server_has_leader 1" "$(curl -sS -m 5 "$URL/metrics")"
+check_match "with etcd's version gauge" 'etcd_server_version\{server_version="3.4.23"\} 1' "$(curl -sS -m 5 "$URL/metrics")"
 check "anything else is 404" 404 "$(curl -sS -m 5 -o /dev/null -w '%{http_code}' "$URL/v2/keys")"
 e2e_finish

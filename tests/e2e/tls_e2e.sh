@@ -4,8 +4,8 @@
 # without a trusted certificate refused under --client-cert-auth, and with auth on, the certificate's
 # common name taken as the user of a call without a token; members talking over https peer
 # URLs with --peer-client-cert-auth, and a member whose certificate names another than
-# --peer-cert-allowed-cn kept out; etcd's --client-crl-file and --client-cert-allowed-hostname,
-# beside etcd 3.4 configured alike; the blob adapter and /metrics on https URLs (the Azure SDK for Python over TLS); etcd's --auto-tls
+# --peer-cert-allowed-cn kept out; etcd's --client-crl-file, --client-cert-allowed-hostname and
+# --cipher-suites, beside etcd 3.4 configured alike; the blob adapter and /metrics on https URLs (the Azure SDK for Python over TLS); etcd's --auto-tls
 # and --peer-auto-tls, members making their own certificates.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
@@ -156,6 +156,43 @@ OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.
   --client-crl-file "$E2E_DIR/no-such.crl" 2>&1); RC=$?
 check "an unreadable revocation list is refused at start" 1 "$RC"
 check_match "naming it" "cannot read the certificate revocation list '$E2E_DIR/no-such.crl'" "$OUT"
+
+# --- etcd's --cipher-suites, side by side with etcd 3.4: TLS 1.2 limited to the named suites on
+# both paths of the https client URL (curl's HTTP/1.1 and an HTTP/2-only ClientHello, which goes to
+# gRPC), TLS 1.3 untouched, as Go leaves it. ---
+CIPHERS=(--cert-file "$PKI/server.crt" --key-file "$PKI/server.key" --cipher-suites TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)
+LH_EP=127.0.0.1:$(free_port); REF_EP=127.0.0.1:$(free_port); REF_PEER=$(free_port)
+"$LEASEHOLD_BIN" --name ciphers --data-dir "$E2E_DIR/ciphers" --listen-client-urls "https://$LH_EP" \
+  --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
+  --listen-blob-urls= "${CIPHERS[@]}" >>"$E2E_DIR/ciphers.log" 2>&1 &
+SERVER_PID=$!
+etcd --name ref --data-dir "$E2E_DIR/etcd-ciphers" --listen-client-urls "https://$REF_EP" --advertise-client-urls "https://$REF_EP" \
+  --listen-peer-urls "http://127.0.0.1:$REF_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$REF_PEER" \
+  --initial-cluster "ref=http://127.0.0.1:$REF_PEER" "${CIPHERS[@]}" >"$E2E_DIR/etcd-ciphers.log" 2>&1 &
+ETCD_PID=$!
+for ep in "$LH_EP" "$REF_EP"; do for _ in $(seq 1 100); do curl -s --cacert "$PKI/ca.crt" "https://$ep/health" >/dev/null 2>&1 && break; sleep 0.1; done; done
+# The cipher an HTTP/2-only TLS 1.2 client gets (ALPN h2, as gRPC's), "(NONE)" when refused.
+h2_cipher() { echo | timeout 10 openssl s_client -connect "$1" -alpn h2 -tls1_2 -cipher "$2" 2>/dev/null | grep -a -o 'Cipher is .*' | head -1; }
+for ep in "$LH_EP" "$REF_EP"; do
+  who=$([ "$ep" = "$LH_EP" ] && echo leasehold || echo "etcd 3.4")
+  check "$who: TLS 1.2 with the allowed suite" '{"health":"true"}' \
+    "$(curl -s --cacert "$PKI/ca.crt" --tls-max 1.2 --ciphers ECDHE-RSA-AES128-GCM-SHA256 "https://$ep/health")"
+  curl -s --cacert "$PKI/ca.crt" --tls-max 1.2 --ciphers ECDHE-RSA-AES256-GCM-SHA384 "https://$ep/health" >/dev/null 2>&1; RC=$?
+  if [ "$RC" -ne 0 ]; then pass "$who: TLS 1.2 with another suite is refused (curl exit $RC)"; else fail "$who: answered TLS 1.2 with a suite not allowed"; fi
+  check "$who: TLS 1.3 is untouched" '{"health":"true"}' "$(curl -s --cacert "$PKI/ca.crt" --tlsv1.3 "https://$ep/health")"
+  check "$who: an HTTP/2-only client gets the allowed suite" "Cipher is ECDHE-RSA-AES128-GCM-SHA256" \
+    "$(h2_cipher "$ep" ECDHE-RSA-AES128-GCM-SHA256)"
+  check "$who: and not another" "Cipher is (NONE)" "$(h2_cipher "$ep" ECDHE-RSA-AES256-GCM-SHA384)"
+done
+check "and etcdctl is served over gRPC" OK "$(timeout 20 etcdctl --endpoints="https://$LH_EP" --cacert "$PKI/ca.crt" put c v 2>&1)"
+e2e_stop_server; e2e_stop_etcd
+OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.0.0.1:$(free_port)" --cipher-suites TLS_BOGUS 2>&1); RC=$?
+check "an unknown cipher suite is refused at start" 1 "$RC"
+check_match "with etcd's words" 'unexpected TLS cipher suite \\?"TLS_BOGUS\\?"' "$OUT"
+OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/z" --listen-client-urls "https://127.0.0.1:$(free_port)" "${CIPHERS[@]:0:4}" \
+  --cipher-suites TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 2>&1); RC=$?
+check "an https client URL without an ECDHE AES-128-GCM suite is refused, as etcd's HTTP/2 refuses it" 1 "$RC"
+check_match "with Go's words" 'missing an HTTP/2-required AES_128_GCM_SHA256 cipher' "$OUT"
 
 # --- The blob adapter and /metrics on https URLs (no client certificates asked). ---
 BLOB_PORT=$(free_port); METRICS_PORT=$(free_port)

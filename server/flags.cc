@@ -159,6 +159,8 @@ const std::map<std::string, FlagSpec>& Specs() {
                                 [](Flags* f, const std::string& v) { f->peer_tls.allowed_cn = v; return true; }}},
       {"peer-cert-allowed-hostname", {"Host name (or IP address) that peers' certificates must be valid for.",
                                       [](Flags* f, const std::string& v) { f->peer_tls.allowed_hostname = v; return true; }}},
+      {"host-whitelist", {"Comma-separated host names a plain http:// client URL answers HTTP requests for, against DNS rebinding; empty or * (the default) allows all.",
+                          [](Flags* f, const std::string& v) { f->host_whitelist = SplitList(v); return true; }}},
       {"cipher-suites", {"Comma-separated TLS cipher suites (Go's names) allowed on every TLS port, for TLS 1.2; TLS 1.3's are always on (default: the library's).",
                          [](Flags* f, const std::string& v) { f->cipher_suites = SplitList(v); return true; }}},
       {"auto-tls", {"Client TLS with a certificate this member makes itself, when --cert-file/--key-file are not given.",

@@ -52,6 +52,9 @@ struct Flags {
   // etcd's --cors: origins whose web pages may read the client port's HTTP answers; empty or "*"
   // allows every origin (the default).
   std::vector<std::string> cors = {"*"};
+  // etcd's --host-whitelist: host names a plain http:// client URL answers HTTP requests for
+  // (against DNS rebinding); empty or "*" (the default): any.
+  std::vector<std::string> host_whitelist = {"*"};
   // etcd's --cipher-suites: Go's names of the TLS 1.2 suites every TLS port allows (empty: the
   // defaults); see cipher_suites.h.
   std::vector<std::string> cipher_suites;

@@ -41,6 +41,7 @@
 #include "server/log.h"
 #include "server/certificate_rules.h"
 #include "server/cipher_suites.h"
+#include "server/client_port_http.h"
 #include "server/tls.h"
 #include "server/maintenance_service.h"
 #include "server/member.h"
@@ -86,51 +87,6 @@ HttpServer::Options HttpListenOptions(const std::string& host_port) {
   if (options.host.size() > 2 && options.host.front() == '[') options.host = options.host.substr(1, options.host.size() - 2);
   options.port = static_cast<uint16_t>(std::stoi(host_port.substr(colon + 1)));
   return options;
-}
-
-// HTTP/1.1 on a plain client port, as etcd answers it there.
-// etcd's --cors: an answer lets web pages of an allowed origin read it ("*" when all are, the
-// default), and a browser's OPTIONS preflight is answered at once.
-std::string AllowedOrigin(const std::vector<std::string>& cors, const HttpRequest& request) {
-  if (cors.empty() || std::find(cors.begin(), cors.end(), "*") != cors.end()) return "*";
-  const auto origin = request.find(boost::beast::http::field::origin);
-  if (origin == request.end()) return "";
-  const std::string asked(origin->value().data(), origin->value().size());
-  return std::find(cors.begin(), cors.end(), asked) != cors.end() ? asked : "";
-}
-
-void AddCorsHeaders(HttpResponse& response, const std::string& origin) {
-  if (origin.empty()) return;
-  response.set("Access-Control-Allow-Methods", "POST, GET, OPTIONS, PUT, DELETE");
-  response.set("Access-Control-Allow-Origin", origin);
-  response.set("Access-Control-Allow-Headers", "accept, content-type, authorization");
-}
-
-void ServeClientPortHttp(HttpRequest&& request, HttpServer::Respond plain_respond, JsonGateway& gateway,
-                         HealthService& health, const std::string& version, const std::vector<std::string>& cors) {
-  const std::string origin = AllowedOrigin(cors, request);
-  HttpServer::Respond respond(
-      [plain_respond, origin](HttpResponse response) {
-        AddCorsHeaders(response, origin);
-        plain_respond(std::move(response));
-      },
-      [plain_respond, origin](HttpResponse header) {
-        AddCorsHeaders(header, origin);
-        return plain_respond.Stream(std::move(header));
-      });
-  if (request.method() == boost::beast::http::verb::options) {
-    return respond(MakeHttpResponse(boost::beast::http::status::ok, "text/plain; charset=utf-8", ""));
-  }
-  const std::string_view target(request.target().data(), request.target().size());
-  const std::string_view path = target.substr(0, target.find('?'));
-  if (JsonGateway::Serves(path)) return gateway.Handle(std::move(request), std::move(respond));
-  if (path == "/health" || path == "/metrics") return health.Handle(std::move(request), std::move(respond));
-  if (path == "/version") {
-    return respond(MakeHttpResponse(boost::beast::http::status::ok, "application/json",
-                                    "{\"etcdserver\":\"" + version + "\",\"etcdcluster\":\"" +
-                                        version.substr(0, version.rfind('.')) + ".0\"}"));
-  }
-  respond(MakeHttpResponse(boost::beast::http::status::not_found, "text/plain; charset=utf-8", "404 page not found\n"));
 }
 
 int Fail(const std::string& what, const absl::Status& status) {
@@ -404,10 +360,10 @@ int Serve(Flags flags) {
       http_options.divert_http2 = [grpc_server](int fd) { grpc::AddInsecureChannelFromFd(grpc_server, fd); };
     }
     http_options.too_large = [](const HttpRequest&) { return JsonGateway::TooLarge(); };
+    ClientPortHttp answer{&gateway, &health, config.version, flags.cors, flags.host_whitelist, IsHttpsUrl(url)};
     auto& http_server = client_http_servers.emplace_back(std::make_unique<HttpServer>(
-        http_options, [&gateway, &health, version = config.version, cors = flags.cors](HttpRequest&& request,
-                                                                                     HttpServer::Respond respond) {
-          ServeClientPortHttp(std::move(request), std::move(respond), gateway, health, version, cors);
+        http_options, [answer = std::move(answer)](HttpRequest&& request, HttpServer::Respond respond) {
+          answer.Serve(std::move(request), std::move(respond));
         }));
     if (absl::Status st = http_server->Start(); !st.ok()) return Fail("cannot listen", st);
   }

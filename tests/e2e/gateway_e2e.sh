@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The JSON gateway and HTTP endpoints on the client port, with curl, next to etcdctl's gRPC on the
 # same port: KV, Txn, Lease and Watch calls in protobuf's JSON mapping (base64 keys, int64 as
-# strings), etcd's error bodies and statuses, /version, /health and /metrics.
+# strings), etcd's error bodies and statuses, /version, /health and /metrics; --cors and
+# --host-whitelist (beside etcd 3.4).
 source "$(dirname "$0")/lib.sh"
 
 e2e_start_server
@@ -75,6 +76,30 @@ cors_origin() { curl -sS -m 10 -D - -o /dev/null -H "Origin: $1" -X POST -d '{"k
   tr -d '\r' | grep -i '^access-control-allow-origin'; }
 check "--cors: a listed origin is echoed" "Access-Control-Allow-Origin: https://ops.example" "$(cors_origin https://ops.example)"
 check "another origin gets no CORS headers" "" "$(cors_origin https://evil.example)"
+# --host-whitelist, beside etcd 3.4: HTTP naming another Host is refused with etcd's 421 and its
+# words (a DNS-rebinding defence), a listed one (with or without a port) is served, and gRPC on the
+# same port is not concerned.
+e2e_stop_server
+e2e_start_server --host-whitelist "example.com,localhost"
+e2e_start_etcd --host-whitelist "example.com,localhost"
+as_host() { # url host -> status and body, as curl sees them
+  curl -sS -m 10 -H "Host: $2" -w '\n%{http_code} %{content_type}' "$1/health"
+}
+for host in evil.com "[::1]:2379" example.com:2379 localhost; do
+  check "--host-whitelist: Host $host answered as etcd answers it" "$(as_host "http://127.0.0.1:$ETCD_PORT" "$host")" \
+    "$(as_host "$URL" "$host")"
+done
+check_match "the refusal is etcd's 421" '^421 text/plain' "$(as_host "$URL" evil.com | tail -1)"
+check_match "and logged as etcd logs it" 'rejecting HTTP request to prevent DNS rebinding attacks","host":"evil.com"' "$(cat "$E2E_DIR/server.log")"
+check "gRPC on the same port is not concerned" OK "$(ctl put hw v)"
+answer() { curl -sS -m 10 -H "Host: localhost" -o /dev/null -w '%{http_code} %{content_type}' "$@"; }
+for url in "http://127.0.0.1:$ETCD_PORT" "$URL"; do
+  ANSWERS+=("$(answer "$url/metrics"), $(answer -X POST "$url/health"), $(curl -sS -m 10 -H "Host: localhost" -X POST "$url/health")")
+done
+check "/metrics' type and a POSTed /health's answer are etcd's" "${ANSWERS[0]}" "${ANSWERS[1]}"
+e2e_stop_etcd
+e2e_stop_server
+e2e_start_server --cors "https://app.example,https://ops.example"
 # A value under --max-request-bytes fits, although its base64 in the body does not (as on etcd).
 { printf '{"key":"Ymln","value":"'; head -c 1300000 /dev/zero | base64 -w0; printf '"}'; } >"$E2E_DIR/big.json"
 CODE=$(curl -sS -m 10 -o /dev/null -w '%{http_code}' -X POST --data-binary @"$E2E_DIR/big.json" "$URL/v3/kv/put")

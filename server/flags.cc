@@ -32,6 +32,19 @@ std::function<bool(Flags*, const std::string&)> Int(T Flags::*field, T min) {
   };
 }
 
+// A Go-style duration ("5s", "2h", "1m30s") at least a millisecond long and under 2^31 ms (gRPC's
+// channel arguments are ints), into milliseconds.
+std::function<bool(Flags*, const std::string&)> Millis(int64_t Flags::*field) {
+  return [field](Flags* f, const std::string& v) {
+    absl::Duration d;
+    if (!absl::ParseDuration(v, &d) || d < absl::Milliseconds(1) || d >= absl::Milliseconds(std::numeric_limits<int>::max())) {
+      return false;
+    }
+    f->*field = absl::ToInt64Milliseconds(d);
+    return true;
+  };
+}
+
 // A boolean flag given alone ("--client-cert-auth") or with a value ("--client-cert-auth=false").
 bool ParseBool(const std::string& v, bool* out) {
   if (v.empty() || v == "true") {
@@ -181,6 +194,12 @@ const std::map<std::string, FlagSpec>& Specs() {
                          f->bcrypt_cost = parsed;
                          return true;
                        }}},
+      {"grpc-keepalive-min-time", {"Minimum time a client should wait between pings; a client pinging more often is sent GOAWAY (default 5s).",
+                                   Millis(&Flags::grpc_keepalive_min_time_ms)}},
+      {"grpc-keepalive-interval", {"How long a connection may stay quiet before the server pings it (default 2h).",
+                                   Millis(&Flags::grpc_keepalive_interval_ms)}},
+      {"grpc-keepalive-timeout", {"How long the server waits for a ping's answer before it closes the connection (default 20s).",
+                                  Millis(&Flags::grpc_keepalive_timeout_ms)}},
       {"auth-failure-delay", {"How long a wrong password waits before it is refused, against guessing (a duration; default 1s).",
                               [](Flags* f, const std::string& v) {
                                 absl::Duration d;

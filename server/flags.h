@@ -58,6 +58,11 @@ struct Flags {
   // etcd's --cipher-suites: Go's names of the TLS 1.2 suites every TLS port allows (empty: the
   // defaults); see cipher_suites.h.
   std::vector<std::string> cipher_suites;
+  // etcd's gRPC keepalive: pings more often than min_time get a client GOAWAY (too_many_pings); a
+  // connection quiet for interval is pinged, and closed when no answer comes within timeout.
+  int64_t grpc_keepalive_min_time_ms = 5'000;
+  int64_t grpc_keepalive_interval_ms = 2 * 3600 * 1000;
+  int64_t grpc_keepalive_timeout_ms = 20'000;
   // etcd's --enable-v2: the v2 API is not served, so only false is accepted (checked at start).
   bool enable_v2 = false;
   // etcd's --pre-vote (on here by default; etcd 3.4's default is off).

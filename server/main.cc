@@ -310,11 +310,18 @@ int Serve(Flags flags) {
   // etcd accepts requests up to --max-request-bytes plus gRPC's framing overhead.
   builder.SetMaxReceiveMessageSize(static_cast<int>(flags.max_request_bytes + kGrpcOverheadBytes));
   builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
-  // etcd's clients ping idle connections every 10 s; gRPC C++ would answer with GOAWAY after two
-  // pings under its 5-minute default. Accept pings as etcd does.
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // etcd's keepalive policy (--grpc-keepalive-*): a client with a call open may ping every min-time
+  // (etcd's clients ping every 10 s at most; gRPC C++'s own default would allow one ping in 5
+  // minutes), one without may ping every two hours, and after two pings that came too soon it is
+  // sent GOAWAY, as grpc-go's servers send it (etcd's enforcement does not permit pings without a
+  // stream; gRPC C++ then judges them by two hours too). The server pings connections that carry
+  // calls and have been quiet for the interval.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             static_cast<int>(flags.grpc_keepalive_min_time_ms));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(flags.grpc_keepalive_interval_ms));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(flags.grpc_keepalive_timeout_ms));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
   // A client opening more streams on one connection waits for one to end (HTTP/2's limit).
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              static_cast<int>(std::min<int64_t>(flags.max_concurrent_streams, std::numeric_limits<int>::max())));

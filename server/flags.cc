@@ -62,6 +62,8 @@ const std::map<std::string, FlagSpec>& Specs() {
       {"name", {"Human-readable name for this member.", [](Flags* f, const std::string& v) { f->name = v; return !v.empty(); }}},
       {"data-dir", {"Path to the data directory (an embedded RocksDB database).",
                     [](Flags* f, const std::string& v) { f->data_dir = v; return !v.empty(); }}},
+      {"wal-dir", {"Folder for the write-ahead log, on a disk of its own if you like (default: in the data dir). A data dir must always be opened with the one it was made with.",
+                   [](Flags* f, const std::string& v) { f->wal_dir = v; return true; }}},
       {"listen-client-urls", {"Comma-separated URLs to serve the etcd v3 gRPC API on (http://host:port).",
                               [](Flags* f, const std::string& v) { f->listen_client_urls = SplitList(v); return !f->listen_client_urls.empty(); }}},
       {"advertise-client-urls", {"Comma-separated client URLs advertised in member lists (default: the listen URLs).",

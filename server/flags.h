@@ -32,6 +32,7 @@ struct TlsFiles {
 struct Flags {
   std::string name = "default";
   std::string data_dir = "./data";
+  std::string wal_dir;  // etcd's --wal-dir: the write-ahead log's own folder (empty: in the data dir)
   std::vector<std::string> listen_client_urls = {"http://127.0.0.1:2379"};
   std::vector<std::string> advertise_client_urls;  // defaults to listen_client_urls
   std::vector<std::string> initial_advertise_peer_urls = {"http://127.0.0.1:2380"};

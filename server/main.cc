@@ -121,7 +121,7 @@ int Serve(Flags flags) {
   absl::StatusOr<AutoCompaction> auto_compaction =
       ParseAutoCompaction(flags.auto_compaction_mode, flags.auto_compaction_retention);
   if (!auto_compaction.ok()) return Fail("bad auto compaction", auto_compaction.status());
-  auto engine = storage::Engine::Open(flags.data_dir);
+  auto engine = storage::Engine::Open(flags.data_dir, flags.wal_dir);
   if (!engine.ok()) {
     std::error_code ec;
     if (std::filesystem::exists(std::filesystem::path(flags.data_dir) / "member" / "snap", ec)) {

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "rocksdb/env.h"
 #include "rocksdb/options.h"
@@ -36,6 +37,42 @@ absl::Status MakePrivateDirs(const std::filesystem::path& dir) {
     }
   }
   return absl::OkStatus();
+}
+
+// Where a data dir's write-ahead log is kept, written when the data dir is made: RocksDB itself
+// would open a database whose log is elsewhere as if its latest writes had never been made.
+constexpr char kWalDirRecord[] = "LEASEHOLD_WAL_DIR";
+
+std::string Canonical(const std::string& path) {
+  if (path.empty()) return "";
+  std::error_code ec;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? path : canonical.string();
+}
+
+// A fresh data dir records `wal_dir` (empty: the log stays in the data dir); an existing one must be
+// opened with the log folder it recorded (none recorded: the data dir itself, as before there was
+// a choice).
+absl::Status CheckWalDir(const std::string& dir, const std::string& wal_dir) {
+  const std::filesystem::path record = std::filesystem::path(dir) / kWalDirRecord;
+  const std::string wanted = Canonical(wal_dir);
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec) && !std::filesystem::exists(record, ec)) {
+    std::ofstream out(record, std::ios::trunc);
+    out << wanted;
+    out.flush();
+    if (!out) return absl::FailedPreconditionError("cannot write " + record.string());
+    return absl::OkStatus();
+  }
+  std::string recorded;
+  if (std::ifstream in(record); in) std::getline(in, recorded);
+  if (recorded == wanted) return absl::OkStatus();
+  auto where = [&dir](const std::string& logs) {
+    return logs.empty() ? "in the data dir itself (no --wal-dir)" : "in " + logs + " (--wal-dir " + logs + ")";
+  };
+  return absl::FailedPreconditionError("data dir " + dir + " keeps its write-ahead log " + where(recorded) +
+                                       ", not " + where(wanted) +
+                                       ": opened there, its latest writes would be missing");
 }
 
 }  // namespace
@@ -70,21 +107,30 @@ std::string LogEntry(uint64_t index) {
 std::string Meta(std::string_view name) { return "m" + std::string(name); }
 }  // namespace keys
 
-absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir) {
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir, const std::string& wal_dir) {
   std::error_code ec;
   bool existed = std::filesystem::exists(dir, ec);
   if (existed && !std::filesystem::is_directory(dir, ec)) {
     return absl::FailedPreconditionError("data dir " + dir + " is not a directory");
   }
   if (existed && !std::filesystem::is_empty(dir, ec) &&
-      !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec)) {
+      !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec) &&
+      !std::filesystem::exists(std::filesystem::path(dir) / kWalDirRecord, ec)) {
     return absl::FailedPreconditionError("data dir " + dir +
                                          " is not empty and holds no Leasehold database");
   }
   if (!existed) {
     if (absl::Status st = MakePrivateDirs(dir); !st.ok()) return st;
   }
+  if (!wal_dir.empty()) {
+    if (std::filesystem::exists(wal_dir, ec) && !std::filesystem::is_directory(wal_dir, ec)) {
+      return absl::FailedPreconditionError("wal dir " + wal_dir + " is not a directory");
+    }
+    if (absl::Status st = MakePrivateDirs(wal_dir); !st.ok()) return st;
+  }
+  if (absl::Status st = CheckWalDir(dir, wal_dir); !st.ok()) return st;
   rocksdb::Options options;
+  options.wal_dir = wal_dir;
   options.create_if_missing = true;
   auto file_system = std::make_shared<WalFileSystem>(rocksdb::FileSystem::Default());
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
@@ -98,8 +144,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir) {
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
   if (!s.ok()) return FromRocks(s);
-  auto engine = std::unique_ptr<Engine>(
-      new Engine(std::move(file_system), std::move(env), std::unique_ptr<rocksdb::DB>(raw), dir));
+  auto engine = std::unique_ptr<Engine>(new Engine(std::move(file_system), std::move(env),
+                                                   std::unique_ptr<rocksdb::DB>(raw), wal_dir.empty() ? dir : wal_dir));
 
   auto marker = engine->Get(keys::Meta("format"));
   if (marker.ok()) {
@@ -190,7 +236,7 @@ int64_t Engine::ApproximateSize() const {
   db_->GetIntProperty("rocksdb.total-sst-files-size", &sst);
   db_->GetIntProperty("rocksdb.cur-size-all-mem-tables", &mem);
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(log_dir_, ec)) {
     if (entry.path().extension() != ".log") continue;
     // The open log is preallocated: count what it holds, not its size.
     std::optional<uint64_t> held = file_system_->OpenLogBytes(entry.path().filename().string());

@@ -38,9 +38,12 @@ class WalFileSystem;
 class Engine {
  public:
   // Opens the database in `dir`, creating it if absent (with any missing parents, each owner-only).
-  // Fails with FailedPrecondition when the folder holds something that is not a Leasehold database
-  // or cannot be created, and DataLoss when RocksDB reports corruption.
-  static absl::StatusOr<std::unique_ptr<Engine>> Open(const std::string& dir);
+  // Its write-ahead log goes to `wal_dir` when one is given (etcd's --wal-dir: a disk of its own for
+  // the synced writes), made the same way; a new data dir records where its log is. Fails with
+  // FailedPrecondition when the folder holds something that is not a Leasehold database or cannot
+  // be created, or when it was made with another log folder (opened without its log, a database
+  // would lose its latest writes), and DataLoss when RocksDB reports corruption.
+  static absl::StatusOr<std::unique_ptr<Engine>> Open(const std::string& dir, const std::string& wal_dir = "");
 
   absl::Status Write(rocksdb::WriteBatch* batch, bool sync);
   // NotFound when absent.
@@ -65,13 +68,13 @@ class Engine {
 
  private:
   Engine(std::shared_ptr<WalFileSystem> file_system, std::unique_ptr<rocksdb::Env> env,
-         std::unique_ptr<rocksdb::DB> db, std::string dir)
-      : file_system_(std::move(file_system)), env_(std::move(env)), db_(std::move(db)), dir_(std::move(dir)) {}
+         std::unique_ptr<rocksdb::DB> db, std::string log_dir)
+      : file_system_(std::move(file_system)), env_(std::move(env)), db_(std::move(db)), log_dir_(std::move(log_dir)) {}
   // The database goes first: it uses both.
   std::shared_ptr<WalFileSystem> file_system_;
   std::unique_ptr<rocksdb::Env> env_;
   std::unique_ptr<rocksdb::DB> db_;
-  std::string dir_;
+  std::string log_dir_;  // where the write-ahead logs are
 };
 
 // Big-endian encoding keeps numeric order equal to byte order.

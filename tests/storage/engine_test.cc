@@ -1,4 +1,4 @@
-// Engine: bounded iterators, and the size estimate with preallocated write-ahead logs.
+// Engine: bounded iterators, the size estimate with preallocated write-ahead logs, and --wal-dir.
 #include "storage/engine.h"
 
 #include <gtest/gtest.h>
@@ -72,6 +72,78 @@ TEST(EngineTest, ReopensWithEverythingWritten) {
   ASSERT_TRUE(value.ok()) << value.status();
   EXPECT_EQ(*value, "v");
   EXPECT_LT((*engine)->ApproximateSize(), 1 << 20);
+}
+
+// etcd's --wal-dir: the logs go to their own folder (made private like the data dir), the data dir
+// holds none, the size estimate finds them there, and a reopen with the same folder has everything.
+TEST(EngineTest, KeepsItsLogInTheWalDirGiven) {
+  testing::TempDir dir;
+  const std::string data = dir.Sub("db"), wal = dir.Sub("disk2/wal");
+  auto count_logs = [](const std::string& folder) {
+    int logs = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(folder)) logs += entry.path().extension() == ".log";
+    return logs;
+  };
+  {
+    auto engine = Engine::Open(data, wal);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    rocksdb::WriteBatch batch;
+    batch.Put("k", std::string(10000, 'x'));
+    ASSERT_TRUE((*engine)->Write(&batch, true).ok());
+    EXPECT_GE(count_logs(wal), 1);
+    EXPECT_EQ(count_logs(data), 0);
+    EXPECT_GE((*engine)->ApproximateSize(), 10000);
+    EXPECT_EQ(std::filesystem::status(wal).permissions() & std::filesystem::perms::all, std::filesystem::perms::owner_all);
+  }
+  auto engine = Engine::Open(data, wal);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  auto value = (*engine)->Get("k");
+  ASSERT_TRUE(value.ok()) << value.status();
+  EXPECT_EQ(value->size(), 10000u);
+}
+
+// Opened without the log folder it was made with (another --wal-dir, or none), the database is
+// refused rather than brought up without its latest writes.
+TEST(EngineTest, RefusesToOpenWithAnotherWalDir) {
+  testing::TempDir dir;
+  const std::string data = dir.Sub("db");
+  {
+    auto engine = Engine::Open(data, dir.Sub("wal-a"));
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    rocksdb::WriteBatch batch;
+    batch.Put("k", "v");
+    ASSERT_TRUE((*engine)->Write(&batch, true).ok());
+  }
+  for (const std::string& other : {dir.Sub("wal-b"), std::string()}) {
+    auto engine = Engine::Open(data, other);
+    ASSERT_FALSE(engine.ok()) << "opened with wal dir '" << other << "'";
+    EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(engine.status().message().find("keeps its write-ahead log in " + dir.Sub("wal-a")), std::string::npos)
+        << engine.status();
+  }
+  auto engine = Engine::Open(data, dir.Sub("wal-a"));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  auto value = (*engine)->Get("k");
+  ASSERT_TRUE(value.ok()) << value.status();
+  EXPECT_EQ(*value, "v");
+}
+
+// A data dir made before the choice existed keeps its log in itself, and opens as before.
+TEST(EngineTest, ADataDirWithoutTheRecordKeepsItsLogInItself) {
+  testing::TempDir dir;
+  const std::string data = dir.Sub("db");
+  {
+    auto engine = Engine::Open(data);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    rocksdb::WriteBatch batch;
+    batch.Put("k", "v");
+    ASSERT_TRUE((*engine)->Write(&batch, true).ok());
+  }
+  ASSERT_TRUE(std::filesystem::remove(std::filesystem::path(data) / "LEASEHOLD_WAL_DIR"));
+  EXPECT_EQ(Engine::Open(data, dir.Sub("wal")).status().code(), absl::StatusCode::kFailedPrecondition);
+  auto engine = Engine::Open(data);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  EXPECT_TRUE((*engine)->Get("k").ok());
 }
 
 }  // namespace

@@ -105,6 +105,20 @@ const std::map<std::string, FlagSpec>& Specs() {
                 [](Flags* f, const std::string& v) { f->cors = SplitList(v); return true; }}},
       {"enable-v2", {"etcd's v2 API: not served, so only false is accepted.",
                      [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_v2); }, true}},
+      {"max-snapshots", {"etcd's snapshot file retention: no effect here (no snapshot files; the Raft log is compacted every --snapshot-count entries).",
+                         [](Flags* f, const std::string& v) {
+                           int64_t n;
+                           f->ineffective_flags.push_back("max-snapshots");
+                           return absl::SimpleAtoi(v, &n) && n >= 0;
+                         }}},
+      {"max-wals", {"etcd's WAL file retention: no effect here (the log lives in RocksDB, compacted every --snapshot-count entries).",
+                    [](Flags* f, const std::string& v) {
+                      int64_t n;
+                      f->ineffective_flags.push_back("max-wals");
+                      return absl::SimpleAtoi(v, &n) && n >= 0;
+                    }}},
+      {"enable-pprof", {"etcd's Go profiler (/debug/pprof): not served, so only false is accepted.",
+                        [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_pprof); }, true}},
       {"pre-vote", {"Raft's pre-vote: a member cut off and back does not disrupt the leader (default true here).",
                     [](Flags* f, const std::string& v) { return ParseBool(v, &f->pre_vote); }, true}},
       {"experimental-enable-lease-checkpoint", {"Checkpoint renewed lease deadlines, so a new leader keeps them: always on here (false only warns).",

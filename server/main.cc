@@ -519,5 +519,14 @@ int main(int argc, char** argv) {
     std::cerr << "leasehold: --enable-v2: etcd's v2 API is not served (only v3)\n";
     return 2;
   }
+  if (flags->enable_pprof) {
+    std::cerr << "leasehold: --enable-pprof: Go's profiler is etcd's own, not served here (use perf)\n";
+    return 2;
+  }
+  for (const std::string& flag : flags->ineffective_flags) {
+    leasehold::server::LogWarn("--" + flag +
+                               " has no effect: Leasehold keeps no WAL or snapshot files (its Raft log is in RocksDB, "
+                               "compacted every --snapshot-count entries)");
+  }
   return leasehold::server::Serve(*std::move(flags));
 }

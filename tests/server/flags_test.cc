@@ -43,6 +43,16 @@ TEST(FlagsTest, EtcdsLoggingRaftAndCompactionFlags) {
   EXPECT_EQ(Parse({"--debug=false"})->log_level, "info");
 }
 
+TEST(FlagsTest, EtcdsFlagsWithNothingToActOnAreAcceptedAndNamed) {
+  auto flags = Parse({"--max-snapshots=5", "--max-wals", "0", "--enable-pprof=false"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->ineffective_flags, (std::vector<std::string>{"max-snapshots", "max-wals"}));
+  EXPECT_FALSE(flags->enable_pprof);
+  EXPECT_TRUE(Parse({})->ineffective_flags.empty());
+  EXPECT_FALSE(Parse({"--max-wals=-1"}).ok());
+  EXPECT_TRUE(Parse({"--enable-pprof"})->enable_pprof);  // parsed; refused at start (main.cc)
+}
+
 TEST(FlagsTest, Refusals) {
   EXPECT_EQ(Parse({"--nope"}).status().message(), "unknown flag: --nope");
   EXPECT_EQ(Parse({"--max-request-bytes=abc"}).status().code(), absl::StatusCode::kInvalidArgument);

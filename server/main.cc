@@ -42,6 +42,7 @@
 #include "server/certificate_rules.h"
 #include "server/cipher_suites.h"
 #include "server/client_port_http.h"
+#include "server/grpc_metrics.h"
 #include "server/tls.h"
 #include "server/maintenance_service.h"
 #include "server/member.h"
@@ -327,6 +328,7 @@ int Serve(Flags flags) {
                              static_cast<int>(std::min<int64_t>(flags.max_concurrent_streams, std::numeric_limits<int>::max())));
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(NewUnmarshalErrorInterceptorFactory());
+  interceptors.push_back(NewGrpcMetricsInterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&kv);
   builder.RegisterService(&lease);

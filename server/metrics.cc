@@ -40,6 +40,14 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                          .Name("etcd_server_version")
                          .Help("Which version is running. 1 for 'server_version' label with current version.")
                          .Register(r);
+  auto counters = [&r](const char* name, const char* help) {
+    return &prometheus::BuildCounter().Name(name).Help(help).Register(r);
+  };
+  grpc_started_ = counters("grpc_server_started_total", "Total number of RPCs started on the server.");
+  grpc_handled_ = counters("grpc_server_handled_total",
+                           "Total number of RPCs completed on the server, regardless of success or failure.");
+  grpc_received_ = counters("grpc_server_msg_received_total", "Total number of RPC stream messages received on the server.");
+  grpc_sent_ = counters("grpc_server_msg_sent_total", "Total number of gRPC stream messages sent by the server.");
   has_leader_ = NewGauge(r, "etcd_server_has_leader", "Whether or not a leader exists. 1 is existence, 0 is not.");
   is_leader_ = NewGauge(r, "etcd_server_is_leader", "Whether or not this member is a leader. 1 if is, 0 otherwise.");
   leader_changes_ = NewCounter(r, "etcd_server_leader_changes_seen_total", "The number of leader changes seen.");

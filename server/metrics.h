@@ -34,6 +34,12 @@ class Metrics {
   void ObserveWalFsync(double seconds);      // etcd_disk_wal_fsync_duration_seconds
   void CountBlobAnswer(int status);          // leasehold_blob_requests_total{code}
   void SetServerVersion(const std::string& version);  // etcd_server_version{server_version} 1
+  // grpc_server_started_total, _handled_total, _msg_received_total, _msg_sent_total (grpc_metrics.h
+  // fills them per method).
+  prometheus::Family<prometheus::Counter>& GrpcStarted() { return *grpc_started_; }
+  prometheus::Family<prometheus::Counter>& GrpcHandled() { return *grpc_handled_; }
+  prometheus::Family<prometheus::Counter>& GrpcReceived() { return *grpc_received_; }
+  prometheus::Family<prometheus::Counter>& GrpcSent() { return *grpc_sent_; }
 
   // The whole exposition, with `member`'s gauges read now.
   std::string Render(Member& member);
@@ -48,6 +54,10 @@ class Metrics {
   prometheus::Histogram* wal_fsync_;
   prometheus::Family<prometheus::Counter>* blob_answers_;
   prometheus::Family<prometheus::Gauge>* server_version_;
+  prometheus::Family<prometheus::Counter>* grpc_started_;
+  prometheus::Family<prometheus::Counter>* grpc_handled_;
+  prometheus::Family<prometheus::Counter>* grpc_received_;
+  prometheus::Family<prometheus::Counter>* grpc_sent_;
   // One counter per HTTP status, made on first use (Family::Add takes a lock; the hot path should not).
   std::array<std::atomic<prometheus::Counter*>, 500> blob_answer_by_status_{};
   prometheus::Gauge* has_leader_;

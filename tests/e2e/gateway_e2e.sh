@@ -97,6 +97,17 @@ for url in "http://127.0.0.1:$ETCD_PORT" "$URL"; do
   ANSWERS+=("$(answer "$url/metrics"), $(answer -X POST "$url/health"), $(curl -sS -m 10 -H "Host: localhost" -X POST "$url/health")")
 done
 check "/metrics' type and a POSTed /health's answer are etcd's" "${ANSWERS[0]}" "${ANSWERS[1]}"
+# etcd's per-method gRPC counters: the same calls count the same on both, failures by their code,
+# and methods never called are there at zero.
+etcdctl --endpoints="127.0.0.1:$ETCD_PORT" put hw v >/dev/null  # as Leasehold had above
+for port in "$ETCD_PORT" "$PORT"; do
+  etcdctl --endpoints="127.0.0.1:$port" put m1 v >/dev/null; etcdctl --endpoints="127.0.0.1:$port" put m2 v >/dev/null
+  etcdctl --endpoints="127.0.0.1:$port" get m1 --rev=999 >/dev/null 2>&1
+  COUNTED+=("$(curl -sS -m 5 -H "Host: localhost" "http://127.0.0.1:$port/metrics" |
+    grep -E '^grpc_server_[a-z_]+\{((grpc_code="OK",)?grpc_method="(Put|Compact)"|grpc_code="OutOfRange",grpc_method="Range")' | sort)")
+done
+check "grpc_server_* counts Put, Range's OutOfRange and an idle Compact as etcd's do" "${COUNTED[0]}" "${COUNTED[1]}"
+check_match "(which are there)" 'grpc_server_handled_total\{grpc_code="OK",grpc_method="Put",grpc_service="etcdserverpb.KV",grpc_type="unary"\} [1-9]' "${COUNTED[1]}"
 e2e_stop_etcd
 e2e_stop_server
 e2e_start_server --cors "https://app.example,https://ops.example"

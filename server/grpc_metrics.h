@@ -1,0 +1,17 @@
+// etcd's per-method gRPC metrics (grpc-go's Prometheus interceptors, which etcd installs): calls
+// started and handled (by status code), and stream messages received and sent, labelled
+// grpc_type/grpc_service/grpc_method[/grpc_code] as etcd's dashboards read them.
+#pragma once
+
+#include <memory>
+
+#include <grpcpp/support/server_interceptor.h>
+
+namespace leasehold::server {
+
+// Counts every call of the server it is installed on. The methods of the services named in the
+// process's protobuf descriptors (etcd's KV, Watch, Lease, Cluster, Maintenance and Auth) have their
+// series from the start, at zero, as etcd registers them.
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewGrpcMetricsInterceptorFactory();
+
+}  // namespace leasehold::server

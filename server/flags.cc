@@ -117,6 +117,8 @@ const std::map<std::string, FlagSpec>& Specs() {
                       f->ineffective_flags.push_back("max-wals");
                       return absl::SimpleAtoi(v, &n) && n >= 0;
                     }}},
+      {"metrics", {"'basic' (the default) or 'extensive', which adds grpc_server_handling_seconds histograms by method.",
+                   [](Flags* f, const std::string& v) { f->metrics = v; return v == "basic" || v == "extensive"; }}},
       {"enable-pprof", {"etcd's Go profiler (/debug/pprof): not served, so only false is accepted.",
                         [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_pprof); }, true}},
       {"pre-vote", {"Raft's pre-vote: a member cut off and back does not disrupt the leader (default true here).",

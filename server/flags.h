@@ -36,7 +36,8 @@ struct Flags {
   // etcd's flags that have nothing to act on here, given on the command line (each is warned about):
   // --max-snapshots and --max-wals (etcd's file retention; Leasehold keeps no such files).
   std::vector<std::string> ineffective_flags;
-  bool enable_pprof = false;  // etcd's Go profiler on the client port: not served, so only false
+  bool enable_pprof = false;
+  std::string metrics = "basic";  // etcd's --metrics: "extensive" adds gRPC handling-time histograms  // etcd's Go profiler on the client port: not served, so only false
   std::vector<std::string> listen_client_urls = {"http://127.0.0.1:2379"};
   std::vector<std::string> advertise_client_urls;  // defaults to listen_client_urls
   std::vector<std::string> initial_advertise_peer_urls = {"http://127.0.0.1:2380"};

@@ -1,12 +1,14 @@
 #include "server/grpc_metrics.h"
 
 #include <array>
+#include <chrono>
 #include <string>
 #include <string_view>
 
 #include <google/protobuf/descriptor.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
+#include <prometheus/histogram.h>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
@@ -28,6 +30,7 @@ struct MethodCounters {
   prometheus::Counter* received;
   prometheus::Counter* sent;
   std::array<prometheus::Counter*, kCodeNames.size()> handled;
+  prometheus::Histogram* handling = nullptr;  // with --metrics extensive
 };
 
 const char* TypeName(bool client_streaming, bool server_streaming) {
@@ -40,8 +43,9 @@ const char* TypeName(bool client_streaming, bool server_streaming) {
 // The counters of each method, made on first use (or up front for etcd's own services).
 class Counters {
  public:
-  static Counters& Get() {
-    static Counters* counters = new Counters();
+  // The first call decides whether handling times are measured too.
+  static Counters& Get(bool handling_time = false) {
+    static Counters* counters = new Counters(handling_time);
     return *counters;
   }
 
@@ -61,11 +65,16 @@ class Counters {
       with_code["grpc_code"] = kCodeNames[code];
       c.handled[code] = &m.GrpcHandled().Add(with_code);
     }
+    if (handling_time_) {
+      // Prometheus' default buckets, as grpc-go's interceptors use them.
+      c.handling = &m.GrpcHandlingSeconds().Add(labels, prometheus::Histogram::BucketBoundaries{
+                                                            0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
+    }
     return by_path_.emplace(std::string(path), c).first->second;
   }
 
  private:
-  Counters() {
+  explicit Counters(bool handling_time) : handling_time_(handling_time) {
     const auto* pool = google::protobuf::DescriptorPool::generated_pool();
     for (const char* name : {"etcdserverpb.KV", "etcdserverpb.Watch", "etcdserverpb.Lease", "etcdserverpb.Cluster",
                              "etcdserverpb.Maintenance", "etcdserverpb.Auth"}) {
@@ -78,13 +87,17 @@ class Counters {
     }
   }
 
+  const bool handling_time_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, MethodCounters> by_path_ ABSL_GUARDED_BY(mu_);
 };
 
 class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
-  explicit GrpcMetricsInterceptor(const MethodCounters& counters) : counters_(counters) { counters_.started->Increment(); }
+  explicit GrpcMetricsInterceptor(const MethodCounters& counters) : counters_(counters) {
+    counters_.started->Increment();
+    if (counters_.handling != nullptr) started_at_ = std::chrono::steady_clock::now();
+  }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
@@ -95,12 +108,16 @@ class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const size_t code = static_cast<size_t>(methods->GetSendStatus().error_code());
       counters_.handled[code < kCodeNames.size() ? code : 2]->Increment();  // anything else: Unknown
+      if (counters_.handling != nullptr) {
+        counters_.handling->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at_).count());
+      }
     }
     methods->Proceed();
   }
 
  private:
   const MethodCounters& counters_;
+  std::chrono::steady_clock::time_point started_at_;
 };
 
 class GrpcMetricsInterceptorFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
@@ -116,8 +133,9 @@ class GrpcMetricsInterceptorFactory final : public grpc::experimental::ServerInt
 
 }  // namespace
 
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewGrpcMetricsInterceptorFactory() {
-  Counters::Get();  // etcd's services' series exist from the start
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewGrpcMetricsInterceptorFactory(
+    bool handling_time) {
+  Counters::Get(handling_time);  // etcd's services' series exist from the start
   return std::make_unique<GrpcMetricsInterceptorFactory>();
 }
 

@@ -328,7 +328,7 @@ int Serve(Flags flags) {
                              static_cast<int>(std::min<int64_t>(flags.max_concurrent_streams, std::numeric_limits<int>::max())));
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(NewUnmarshalErrorInterceptorFactory());
-  interceptors.push_back(NewGrpcMetricsInterceptorFactory());
+  interceptors.push_back(NewGrpcMetricsInterceptorFactory(/*handling_time=*/flags.metrics == "extensive"));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&kv);
   builder.RegisterService(&lease);

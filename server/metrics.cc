@@ -29,6 +29,17 @@ void Metrics::SetServerVersion(const std::string& version) {
   server_version_->Add({{"server_version", version}}).Set(1);
 }
 
+prometheus::Family<prometheus::Histogram>& Metrics::GrpcHandlingSeconds() {
+  std::call_once(grpc_handling_once_, [this] {
+    grpc_handling_ = &prometheus::BuildHistogram()
+                          .Name("grpc_server_handling_seconds")
+                          .Help("Histogram of response latency (seconds) of gRPC that had been application-level "
+                                "handled by the server.")
+                          .Register(*registry_);
+  });
+  return *grpc_handling_;
+}
+
 Metrics& Metrics::Get() {
   static Metrics* metrics = new Metrics();
   return *metrics;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace prometheus {
@@ -40,6 +41,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& GrpcHandled() { return *grpc_handled_; }
   prometheus::Family<prometheus::Counter>& GrpcReceived() { return *grpc_received_; }
   prometheus::Family<prometheus::Counter>& GrpcSent() { return *grpc_sent_; }
+  // grpc_server_handling_seconds (etcd's --metrics extensive): registered on first use.
+  prometheus::Family<prometheus::Histogram>& GrpcHandlingSeconds();
 
   // The whole exposition, with `member`'s gauges read now.
   std::string Render(Member& member);
@@ -58,6 +61,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* grpc_handled_;
   prometheus::Family<prometheus::Counter>* grpc_received_;
   prometheus::Family<prometheus::Counter>* grpc_sent_;
+  std::once_flag grpc_handling_once_;
+  prometheus::Family<prometheus::Histogram>* grpc_handling_ = nullptr;
   // One counter per HTTP status, made on first use (Family::Add takes a lock; the hot path should not).
   std::array<std::atomic<prometheus::Counter*>, 500> blob_answer_by_status_{};
   prometheus::Gauge* has_leader_;

@@ -110,7 +110,11 @@ check "grpc_server_* counts Put, Range's OutOfRange and an idle Compact as etcd'
 check_match "(which are there)" 'grpc_server_handled_total\{grpc_code="OK",grpc_method="Put",grpc_service="etcdserverpb.KV",grpc_type="unary"\} [1-9]' "${COUNTED[1]}"
 e2e_stop_etcd
 e2e_stop_server
-e2e_start_server --cors "https://app.example,https://ops.example"
+e2e_start_server --cors "https://app.example,https://ops.example" --metrics extensive
+ctl put timed v >/dev/null
+check_match "--metrics extensive: calls' handling times by method" \
+  'grpc_server_handling_seconds_count\{grpc_method="Put",grpc_service="etcdserverpb.KV",grpc_type="unary"\} 1' \
+  "$(curl -sS -m 5 "$URL/metrics")"
 # A value under --max-request-bytes fits, although its base64 in the body does not (as on etcd).
 { printf '{"key":"Ymln","value":"'; head -c 1300000 /dev/zero | base64 -w0; printf '"}'; } >"$E2E_DIR/big.json"
 CODE=$(curl -sS -m 10 -o /dev/null -w '%{http_code}' -X POST --data-binary @"$E2E_DIR/big.json" "$URL/v3/kv/put")

@@ -119,6 +119,23 @@ const std::map<std::string, FlagSpec>& Specs() {
                     }}},
       {"metrics", {"'basic' (the default) or 'extensive', which adds grpc_server_handling_seconds histograms by method.",
                    [](Flags* f, const std::string& v) { f->metrics = v; return v == "basic" || v == "extensive"; }}},
+      {"backend-batch-interval", {"etcd's bbolt commit interval: no effect here (RocksDB, whose writes are batched per Raft Ready).",
+                                  [](Flags* f, const std::string& v) {
+                                    absl::Duration d;
+                                    f->ineffective_flags.push_back("backend-batch-interval");
+                                    return absl::ParseDuration(v, &d) && d >= absl::ZeroDuration();
+                                  }}},
+      {"backend-batch-limit", {"etcd's bbolt commit batch size: no effect here (RocksDB, whose writes are batched per Raft Ready).",
+                               [](Flags* f, const std::string& v) {
+                                 int64_t n;
+                                 f->ineffective_flags.push_back("backend-batch-limit");
+                                 return absl::SimpleAtoi(v, &n) && n >= 0;
+                               }}},
+      {"experimental-backend-bbolt-freelist-type", {"etcd's bbolt freelist type ('map' or 'array'): no effect here (RocksDB).",
+                                                    [](Flags* f, const std::string& v) {
+                                                      f->ineffective_flags.push_back("experimental-backend-bbolt-freelist-type");
+                                                      return v == "map" || v == "array";
+                                                    }}},
       {"enable-pprof", {"etcd's Go profiler (/debug/pprof): not served, so only false is accepted.",
                         [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_pprof); }, true}},
       {"pre-vote", {"Raft's pre-vote: a member cut off and back does not disrupt the leader (default true here).",

@@ -34,7 +34,9 @@ struct Flags {
   std::string data_dir = "./data";
   std::string wal_dir;  // etcd's --wal-dir: the write-ahead log's own folder (empty: in the data dir)
   // etcd's flags that have nothing to act on here, given on the command line (each is warned about):
-  // --max-snapshots and --max-wals (etcd's file retention; Leasehold keeps no such files).
+  // --max-snapshots and --max-wals (etcd's file retention; Leasehold keeps no such files), and
+  // bbolt's tuning (--backend-batch-interval, --backend-batch-limit,
+  // --experimental-backend-bbolt-freelist-type).
   std::vector<std::string> ineffective_flags;
   bool enable_pprof = false;
   std::string metrics = "basic";  // etcd's --metrics: "extensive" adds gRPC handling-time histograms  // etcd's Go profiler on the client port: not served, so only false

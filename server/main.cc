@@ -526,9 +526,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (const std::string& flag : flags->ineffective_flags) {
-    leasehold::server::LogWarn("--" + flag +
-                               " has no effect: Leasehold keeps no WAL or snapshot files (its Raft log is in RocksDB, "
-                               "compacted every --snapshot-count entries)");
+    const bool retention = flag == "max-wals" || flag == "max-snapshots";
+    leasehold::server::LogWarn("--" + flag + " has no effect: " +
+                               (retention ? "Leasehold keeps no WAL or snapshot files (its Raft log is in RocksDB, "
+                                            "compacted every --snapshot-count entries)"
+                                          : "Leasehold's storage is RocksDB, not bbolt"));
   }
   return leasehold::server::Serve(*std::move(flags));
 }

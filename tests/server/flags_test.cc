@@ -51,6 +51,12 @@ TEST(FlagsTest, EtcdsFlagsWithNothingToActOnAreAcceptedAndNamed) {
   EXPECT_TRUE(Parse({})->ineffective_flags.empty());
   EXPECT_FALSE(Parse({"--max-wals=-1"}).ok());
   EXPECT_TRUE(Parse({"--enable-pprof"})->enable_pprof);  // parsed; refused at start (main.cc)
+  auto bbolt = Parse({"--backend-batch-interval=100ms", "--backend-batch-limit=10000",
+                      "--experimental-backend-bbolt-freelist-type=map"});
+  ASSERT_TRUE(bbolt.ok()) << bbolt.status();
+  EXPECT_EQ(bbolt->ineffective_flags.size(), 3u);
+  EXPECT_FALSE(Parse({"--experimental-backend-bbolt-freelist-type=tree"}).ok());
+  EXPECT_FALSE(Parse({"--backend-batch-interval=soon"}).ok());
 }
 
 TEST(FlagsTest, Refusals) {

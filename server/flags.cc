@@ -117,6 +117,13 @@ const std::map<std::string, FlagSpec>& Specs() {
                       f->ineffective_flags.push_back("max-wals");
                       return absl::SimpleAtoi(v, &n) && n >= 0;
                     }}},
+      {"experimental-warning-apply-duration", {"Log an entry whose apply takes longer than this (a duration; default 100ms).",
+                                               [](Flags* f, const std::string& v) {
+                                                 absl::Duration d;
+                                                 if (!absl::ParseDuration(v, &d) || d <= absl::ZeroDuration()) return false;
+                                                 f->warning_apply_duration_us = absl::ToInt64Microseconds(d);
+                                                 return true;
+                                               }}},
       {"metrics", {"'basic' (the default) or 'extensive', which adds grpc_server_handling_seconds histograms by method.",
                    [](Flags* f, const std::string& v) { f->metrics = v; return v == "basic" || v == "extensive"; }}},
       {"backend-batch-interval", {"etcd's bbolt commit interval: no effect here (RocksDB, whose writes are batched per Raft Ready).",

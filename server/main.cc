@@ -192,6 +192,7 @@ int Serve(Flags flags) {
   node_options.election_ticks = static_cast<int>(std::max<int64_t>(2, flags.election_timeout_ms / flags.heartbeat_interval_ms));
   node_options.request_timeout_ms = request_timeout_ms;
   node_options.pre_vote = flags.pre_vote;
+  node_options.warning_apply_duration_us = flags.warning_apply_duration_us;
   node_options.snapshot_count = static_cast<uint64_t>(flags.snapshot_count);
   node_options.strict_reconfig_check = flags.strict_reconfig_check;
   node_options.catch_up_entries = std::min<uint64_t>(5000, node_options.snapshot_count);

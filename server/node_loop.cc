@@ -5,7 +5,9 @@
 #include <cstdlib>
 
 #include "absl/random/random.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "server/log.h"
 #include "server/reconfig_checks.h"
 #include "storage/etcd_errors.h"
@@ -640,7 +642,10 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
       }
       continue;
     }
+    // Timed here, outside the state machine, which never reads a clock.
+    const auto apply_started = std::chrono::steady_clock::now();
     storage::ApplyResult result = state_machine_->Apply(e.index(), request);
+    WarnIfSlow(request, std::chrono::steady_clock::now() - apply_started);
     if (result.status.ok() && request.auth().has_authenticate() && options_.on_token_granted) {
       options_.on_token_granted(request.auth().authenticate());
     }
@@ -662,6 +667,36 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
     LogInfo("leading: lease expiry tracked here",
             {{"term", std::to_string(node_->raft().term())}, {"leases", std::to_string(state_machine_->leases().size())}});
   }
+}
+
+void NodeLoop::WarnIfSlow(const internalpb::InternalRequest& request, std::chrono::steady_clock::duration took) const {
+  const absl::Duration expected = absl::Microseconds(options_.warning_apply_duration_us);
+  if (absl::FromChrono(took) <= expected) return;
+  // What was applied, without values (as etcd shows a put's value_size, not its value).
+  std::string what;
+  switch (request.request_case()) {
+    case internalpb::InternalRequest::kPut:
+      what = absl::StrCat("put:<key:\"", absl::CHexEscape(request.put().key()), "\" value_size:",
+                          request.put().value().size(), ">");
+      break;
+    case internalpb::InternalRequest::kDeleteRange:
+      what = absl::StrCat("delete_range:<key:\"", absl::CHexEscape(request.delete_range().key()), "\" range_end:\"",
+                          absl::CHexEscape(request.delete_range().range_end()), "\">");
+      break;
+    case internalpb::InternalRequest::kTxn:
+      what = absl::StrCat("txn:<compare:", request.txn().compare_size(), " success:", request.txn().success_size(),
+                          " failure:", request.txn().failure_size(), ">");
+      break;
+    case internalpb::InternalRequest::REQUEST_NOT_SET:
+      what = "empty";
+      break;
+    default:
+      what = request.GetDescriptor()->FindFieldByNumber(static_cast<int>(request.request_case()))->name();
+  }
+  LogWarn("apply request took too long", {{"took", absl::FormatDuration(absl::FromChrono(took))},
+                                          {"expected-duration", absl::FormatDuration(expected)},
+                                          {"prefix", ""},
+                                          {"request", what}});
 }
 
 void NodeLoop::InstallSnapshot(const raftpb::Snapshot& snapshot, rocksdb::WriteBatch* batch) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -69,6 +70,9 @@ class NodeLoop : public Proposer {
     bool strict_reconfig_check = true;
     // Raft's pre-vote (etcd's --pre-vote).
     bool pre_vote = true;
+    // etcd's --experimental-warning-apply-duration: an entry whose apply takes longer is logged as
+    // etcd logs it ("apply request took too long").
+    int64_t warning_apply_duration_us = 100'000;
     // Called (on the loop thread, once) when this member applies its own removal.
     std::function<void()> on_removed;
     // Called (on the loop thread, once) when this member sees its publish (`self`) applied.
@@ -202,6 +206,8 @@ class NodeLoop : public Proposer {
   // Hands this Ready's messages to the transport (and leaves `rd->messages` empty).
   void SendReadyMessages(raft::Ready* rd);
   void ApplyCommitted(const std::vector<raftpb::Entry>& entries, AppliedGroup* group);
+  // Logs `request` when applying it took longer than Options::warning_apply_duration_us.
+  void WarnIfSlow(const internalpb::InternalRequest& request, std::chrono::steady_clock::duration took) const;
   void OnSoftState(const raft::SoftState& soft);
   void InstallSnapshot(const raftpb::Snapshot& snapshot, rocksdb::WriteBatch* batch);
   void MaybeCompact();

@@ -209,7 +209,7 @@ kill "$HOLDER"; wait "$HOLDER" 2>/dev/null
 # etcd's --logger and --log-outputs: the lines go to a file and stdout, none to stderr.
 "$LEASEHOLD_BIN" --name fourth --data-dir "$E2E_DIR/fourth" --listen-client-urls "http://127.0.0.1:$P2" \
   --listen-peer-urls "http://127.0.0.1:$PP2" --initial-advertise-peer-urls "http://127.0.0.1:$PP2" \
-  --initial-cluster "fourth=http://127.0.0.1:$PP2" --listen-blob-urls= --logger=zap --pre-vote --max-wals 5 \
+  --initial-cluster "fourth=http://127.0.0.1:$PP2" --listen-blob-urls= --logger=zap --pre-vote --max-wals 5 --experimental-warning-apply-duration 1us \
   --log-outputs "$E2E_DIR/fourth-file.log,stdout" >"$E2E_DIR/fourth.out" 2>"$E2E_DIR/fourth.err" &
 FOURTH=$!
 for _ in $(seq 1 100); do grep -q '"msg":"ready to serve client requests"' "$E2E_DIR/fourth-file.log" 2>/dev/null && break; sleep 0.1; done
@@ -221,6 +221,9 @@ OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/v2" --enable-v2 2>&1); RC=$?
 check "--enable-v2 stops the start (no v2 API)" "2 leasehold: --enable-v2: etcd's v2 API is not served (only v3)" "$RC $OUT"
 OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/pprof" --enable-pprof 2>&1); RC=$?
 check "--enable-pprof stops the start too (no Go profiler)" 2 "$RC"
+check_match "--experimental-warning-apply-duration: slower applies are logged as etcd logs them" \
+  '"msg":"apply request took too long","took":"[0-9.]+[mu]?s","expected-duration":"1us","prefix":"","request":"member_publish"' \
+  "$(cat "$E2E_DIR/fourth-file.log")"
 check "--max-wals is accepted and said to have no effect" 1 "$(grep -c '"msg":"--max-wals has no effect' "$E2E_DIR/fourth.err" "$E2E_DIR/fourth-file.log" | awk -F: '{s += $2} END {print s}')"
 # Every log line is one JSON object (etcd's zap format), whatever its text holds (an apostrophe here).
 check "the logs are JSON, line by line" ok "$(python3 -c 'import json, sys

@@ -45,6 +45,25 @@ std::function<bool(Flags*, const std::string&)> Millis(int64_t Flags::*field) {
   };
 }
 
+bool IsCount(const std::string& v) {
+  int64_t n;
+  return absl::SimpleAtoi(v, &n) && n >= 0;
+}
+
+bool IsDuration(const std::string& v) {
+  absl::Duration d;
+  return absl::ParseDuration(v, &d) && d >= absl::ZeroDuration();
+}
+
+// One of etcd's flags with nothing to act on here: its value is still checked with `valid`, and the
+// flag is named in Flags::ineffective_flags, for a warning at start.
+std::function<bool(Flags*, const std::string&)> Ineffective(const char* name, bool (*valid)(const std::string&)) {
+  return [name, valid](Flags* f, const std::string& v) {
+    f->ineffective_flags.push_back(name);
+    return valid(v);
+  };
+}
+
 // A boolean flag given alone ("--client-cert-auth") or with a value ("--client-cert-auth=false").
 bool ParseBool(const std::string& v, bool* out) {
   if (v.empty() || v == "true") {
@@ -106,17 +125,9 @@ const std::map<std::string, FlagSpec>& Specs() {
       {"enable-v2", {"etcd's v2 API: not served, so only false is accepted.",
                      [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_v2); }, true}},
       {"max-snapshots", {"etcd's snapshot file retention: no effect here (no snapshot files; the Raft log is compacted every --snapshot-count entries).",
-                         [](Flags* f, const std::string& v) {
-                           int64_t n;
-                           f->ineffective_flags.push_back("max-snapshots");
-                           return absl::SimpleAtoi(v, &n) && n >= 0;
-                         }}},
+                         Ineffective("max-snapshots", IsCount)}},
       {"max-wals", {"etcd's WAL file retention: no effect here (the log lives in RocksDB, compacted every --snapshot-count entries).",
-                    [](Flags* f, const std::string& v) {
-                      int64_t n;
-                      f->ineffective_flags.push_back("max-wals");
-                      return absl::SimpleAtoi(v, &n) && n >= 0;
-                    }}},
+                    Ineffective("max-wals", IsCount)}},
       {"experimental-warning-apply-duration", {"Log an entry whose apply takes longer than this (a duration; default 100ms).",
                                                [](Flags* f, const std::string& v) {
                                                  absl::Duration d;
@@ -127,22 +138,12 @@ const std::map<std::string, FlagSpec>& Specs() {
       {"metrics", {"'basic' (the default) or 'extensive', which adds grpc_server_handling_seconds histograms by method.",
                    [](Flags* f, const std::string& v) { f->metrics = v; return v == "basic" || v == "extensive"; }}},
       {"backend-batch-interval", {"etcd's bbolt commit interval: no effect here (RocksDB, whose writes are batched per Raft Ready).",
-                                  [](Flags* f, const std::string& v) {
-                                    absl::Duration d;
-                                    f->ineffective_flags.push_back("backend-batch-interval");
-                                    return absl::ParseDuration(v, &d) && d >= absl::ZeroDuration();
-                                  }}},
+                                  Ineffective("backend-batch-interval", IsDuration)}},
       {"backend-batch-limit", {"etcd's bbolt commit batch size: no effect here (RocksDB, whose writes are batched per Raft Ready).",
-                               [](Flags* f, const std::string& v) {
-                                 int64_t n;
-                                 f->ineffective_flags.push_back("backend-batch-limit");
-                                 return absl::SimpleAtoi(v, &n) && n >= 0;
-                               }}},
+                               Ineffective("backend-batch-limit", IsCount)}},
       {"experimental-backend-bbolt-freelist-type", {"etcd's bbolt freelist type ('map' or 'array'): no effect here (RocksDB).",
-                                                    [](Flags* f, const std::string& v) {
-                                                      f->ineffective_flags.push_back("experimental-backend-bbolt-freelist-type");
-                                                      return v == "map" || v == "array";
-                                                    }}},
+                                                    Ineffective("experimental-backend-bbolt-freelist-type",
+                                                                [](const std::string& v) { return v == "map" || v == "array"; })}},
       {"enable-pprof", {"etcd's Go profiler (/debug/pprof): not served, so only false is accepted.",
                         [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_pprof); }, true}},
       {"pre-vote", {"Raft's pre-vote: a member cut off and back does not disrupt the leader (default true here).",

@@ -21,9 +21,11 @@ using grpc::experimental::InterceptionHookPoints;
 
 // Go's names for the status codes, in code order, as the grpc_code label carries them.
 constexpr std::array<const char*, 17> kCodeNames = {
-    "OK",       "Canceled",   "Unknown",       "InvalidArgument", "DeadlineExceeded", "NotFound",
-    "AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted",
-    "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated"};
+    "OK",           "Canceled",         "Unknown",           "InvalidArgument",    "DeadlineExceeded",
+    "NotFound",     "AlreadyExists",    "PermissionDenied",  "ResourceExhausted",  "FailedPrecondition",
+    "Aborted",      "OutOfRange",       "Unimplemented",     "Internal",           "Unavailable",
+    "DataLoss",     "Unauthenticated",
+};
 
 struct MethodCounters {
   prometheus::Counter* started;
@@ -51,8 +53,14 @@ class Counters {
 
   // `path` is "/package.Service/Method".
   const MethodCounters& For(std::string_view path, const char* type) {
+    const absl::string_view key(path.data(), path.size());
+    {
+      // Every call looks its method up; only a method's first call adds it.
+      absl::ReaderMutexLock lock(&mu_);
+      if (auto it = by_path_.find(key); it != by_path_.end()) return it->second;
+    }
     absl::MutexLock lock(&mu_);
-    auto it = by_path_.find(absl::string_view(path.data(), path.size()));
+    auto it = by_path_.find(key);
     if (it != by_path_.end()) return it->second;
     std::string_view rest = path.substr(path.empty() || path.front() != '/' ? 0 : 1);
     const size_t slash = rest.find('/');

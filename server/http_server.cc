@@ -5,6 +5,7 @@
 #include <mutex>
 #include <atomic>
 #include <optional>
+#include <vector>
 
 #include "boost/asio/bind_executor.hpp"
 #include "boost/asio/dispatch.hpp"
@@ -298,56 +299,6 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   const HttpServer::Handler& handler_;
 };
 
-// Reads the first bytes of a new connection without consuming them, to tell HTTP/2 from HTTP/1.
-class Sniffer : public std::enable_shared_from_this<Sniffer> {
- public:
-  Sniffer(tcp::socket socket, const HttpServer::Options& options, const HttpServer::Handler& handler)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()), options_(options), handler_(handler) {}
-
-  void Start() {
-    timer_.expires_after(kIdleTimeout);
-    timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
-      if (!ec) self->socket_.close(ec);  // silent for too long: the pending peek fails and ends it
-    });
-    Peek();
-  }
-
- private:
-  static constexpr std::string_view kPreface = "PRI";
-
-  void Peek() {
-    socket_.async_receive(asio::buffer(bytes_), tcp::socket::message_peek,
-                          [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnPeek(ec, n); });
-  }
-
-  void OnPeek(beast::error_code ec, size_t n) {
-    if (ec || n == 0) {
-      timer_.cancel();
-      return;  // closed before saying anything (or timed out): the socket closes with us
-    }
-    const std::string_view seen(bytes_.data(), n);
-    if (n < kPreface.size() && kPreface.starts_with(seen)) {
-      // Too little to tell yet ("P" may start "PRI" or "POST"): wait a moment and look again.
-      timer_retry_ = std::make_unique<asio::steady_timer>(socket_.get_executor(), std::chrono::milliseconds(1));
-      timer_retry_->async_wait([self = this->shared_from_this()](beast::error_code) { self->Peek(); });
-      return;
-    }
-    timer_.cancel();
-    if (seen.starts_with(kPreface)) {
-      options_.divert_http2(socket_.release());
-      return;
-    }
-    std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket_)), options_, handler_)->Start();
-  }
-
-  tcp::socket socket_;
-  asio::steady_timer timer_;
-  std::unique_ptr<asio::steady_timer> timer_retry_;
-  std::array<char, 3> bytes_;
-  const HttpServer::Options& options_;
-  const HttpServer::Handler& handler_;
-};
-
 // Carries bytes both ways between a client and gRPC's TLS listener, unread, until both directions
 // have ended: the TLS session is the client's with gRPC, so gRPC sees its certificate. The listener
 // is on an abstract Unix socket (cheaper than loopback TCP for every byte). Both sockets share the
@@ -402,24 +353,29 @@ class Relay : public std::enable_shared_from_this<Relay> {
   Buffer to_client_;
 };
 
-// On an https:// port shared with gRPC: reads the ClientHello without consuming it, then relays a
-// gRPC client's connection (Relay) and serves everyone else's here.
-class TlsSniffer : public std::enable_shared_from_this<TlsSniffer> {
+// Reads a new connection's first bytes without consuming them, to tell where it goes. On a plain
+// port shared with gRPC: HTTP/2's preface (a gRPC client, handed over) from HTTP/1 (served here).
+// On an https:// port shared with gRPC: a ClientHello offering HTTP/2 alone (a gRPC client, relayed)
+// from the rest (served here over TLS).
+class Sniffer : public std::enable_shared_from_this<Sniffer> {
  public:
-  TlsSniffer(tcp::socket socket, asio::ssl::context& tls, const HttpServer::Options& options,
-             const HttpServer::Handler& handler)
+  // `tls`: the https:// port's context; null for a plain port.
+  Sniffer(tcp::socket socket, asio::ssl::context* tls, const HttpServer::Options& options,
+          const HttpServer::Handler& handler)
       : socket_(std::move(socket)), timer_(socket_.get_executor()), retry_(socket_.get_executor()), tls_(tls),
-        options_(options), handler_(handler) {}
+        bytes_(tls != nullptr ? kMaxClientHelloBytes + 256 : kPreface.size()), options_(options), handler_(handler) {}
 
   void Start() {
-    timer_.expires_after(kHandshakeTimeout);
+    timer_.expires_after(tls_ != nullptr ? kHandshakeTimeout : kIdleTimeout);
     timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
-      if (!ec) self->socket_.close(ec);  // no whole hello in time: the pending peek fails and ends it
+      if (!ec) self->socket_.close(ec);  // silent for too long: the pending peek fails and ends it
     });
     Peek();
   }
 
  private:
+  static constexpr std::string_view kPreface = "PRI";
+
   void Peek() {
     socket_.async_receive(asio::buffer(bytes_), tcp::socket::message_peek,
                           [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnPeek(ec, n); });
@@ -428,33 +384,47 @@ class TlsSniffer : public std::enable_shared_from_this<TlsSniffer> {
   void OnPeek(beast::error_code ec, size_t n) {
     if (ec || n == 0) {
       timer_.cancel();
-      return;
+      return;  // closed before saying anything (or timed out): the socket closes with us
     }
     const std::string_view seen(bytes_.data(), n);
-    const ClientHelloAlpn hello = ReadClientHelloAlpn(seen);
-    if (hello.verdict == ClientHelloAlpn::Verdict::kNeedMore) {
-      // The rest of the hello is on its way: look again in a moment (a little later each time, so
-      // a client that stops halfway costs little until the handshake timeout).
+    if (!CanTell(seen)) {
+      // The rest is on its way ("P" may start "PRI" or "POST"; a hello may come in pieces): look
+      // again in a moment, a little later each time, so a client that stops halfway costs little
+      // until the timeout.
       retry_.expires_after(retry_delay_);
       retry_delay_ = std::min(retry_delay_ * 2, std::chrono::milliseconds(64));
       retry_.async_wait([self = this->shared_from_this()](beast::error_code) { self->Peek(); });
       return;
     }
     timer_.cancel();
-    if (hello.verdict == ClientHelloAlpn::Verdict::kRead && OffersHttp2Only(hello.protocols)) {
+    if (tls_ == nullptr) {
+      if (seen.starts_with(kPreface)) return options_.divert_http2(socket_.release());
+      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket_)), options_, handler_)->Start();
+      return;
+    }
+    if (hello_.verdict == ClientHelloAlpn::Verdict::kRead && OffersHttp2Only(hello_.protocols)) {
       std::make_shared<Relay>(std::move(socket_), options_.relay_grpc_tls_to)->Start();
       return;
     }
     // Anything else, plaintext included, meets the TLS handshake here (and fails it, as on etcd's).
-    std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket_), tls_), options_, handler_)->Start();
+    std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket_), *tls_), options_, handler_)->Start();
+  }
+
+  // Whether `seen` is enough to tell where the connection goes (on an https:// port, the hello read
+  // from it is kept in hello_).
+  bool CanTell(std::string_view seen) {
+    if (tls_ == nullptr) return seen.size() >= kPreface.size() || !kPreface.starts_with(seen);
+    hello_ = ReadClientHelloAlpn(seen);
+    return hello_.verdict != ClientHelloAlpn::Verdict::kNeedMore;
   }
 
   tcp::socket socket_;
   asio::steady_timer timer_;
   asio::steady_timer retry_;
   std::chrono::milliseconds retry_delay_{1};
-  asio::ssl::context& tls_;
-  std::array<char, kMaxClientHelloBytes + 256> bytes_;
+  asio::ssl::context* const tls_;
+  std::vector<char> bytes_;
+  ClientHelloAlpn hello_;
   const HttpServer::Options& options_;
   const HttpServer::Handler& handler_;
 };
@@ -477,11 +447,11 @@ struct HttpServer::Impl {
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
         if (tls_context && !options.relay_grpc_tls_to.empty()) {
-          std::make_shared<TlsSniffer>(std::move(socket), *tls_context, options, handler)->Start();
+          std::make_shared<Sniffer>(std::move(socket), tls_context.get(), options, handler)->Start();
         } else if (tls_context) {
           std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls_context), options, handler)->Start();
         } else if (options.divert_http2) {
-          std::make_shared<Sniffer>(std::move(socket), options, handler)->Start();
+          std::make_shared<Sniffer>(std::move(socket), nullptr, options, handler)->Start();
         } else {
           std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), options, handler)->Start();
         }

@@ -90,6 +90,8 @@ HttpServer::Options HttpListenOptions(const std::string& host_port) {
   return options;
 }
 
+bool AnyHttpsUrl(const std::vector<std::string>& urls) { return std::any_of(urls.begin(), urls.end(), IsHttpsUrl); }
+
 int Fail(const std::string& what, const absl::Status& status) {
   LogError(what, {{"error", status.ToString()}});
   return 1;
@@ -109,9 +111,7 @@ int Serve(Flags flags) {
   if (!flags.cipher_suites.empty()) {
     absl::StatusOr<std::string> ciphers = OpenSslCipherList(flags.cipher_suites);
     if (!ciphers.ok()) return Fail("bad --cipher-suites", ciphers.status());
-    bool https_client_url = false;
-    for (const auto& url : flags.listen_client_urls) https_client_url = https_client_url || IsHttpsUrl(url);
-    if (https_client_url) {
+    if (AnyHttpsUrl(flags.listen_client_urls)) {
       if (absl::Status st = CheckHttp2CipherSuites(flags.cipher_suites); !st.ok()) return Fail("bad --cipher-suites", st);
     }
     flags.client_tls.cipher_list = flags.peer_tls.cipher_list = *ciphers;
@@ -300,11 +300,10 @@ int Serve(Flags flags) {
   // over as it is (HTTP/2's preface tells it); on an https:// one the ClientHello tells it and the
   // connection is relayed, still encrypted, to gRPC's own TLS listener on an abstract Unix socket
   // (gRPC takes over a descriptor only without TLS).
-  bool any_tls_client_url = false;
-  for (const auto& url : flags.listen_client_urls) any_tls_client_url = any_tls_client_url || IsHttpsUrl(url);
-  // The abstract socket's name is this process's own: another member on the machine has another.
-  const std::string grpc_tls_socket = absl::StrCat("leasehold-grpc-tls-", getpid(), "-", absl::Hex(std::random_device()()));
-  if (any_tls_client_url) {
+  std::string grpc_tls_socket;
+  if (AnyHttpsUrl(flags.listen_client_urls)) {
+    // The abstract socket's name is this process's own: another member on the machine has another.
+    grpc_tls_socket = absl::StrCat("leasehold-grpc-tls-", getpid(), "-", absl::Hex(std::random_device()()));
     auto credentials = ServerCredentialsFor("https://" + grpc_tls_socket, flags.client_tls, "client");
     if (!credentials.ok()) return Fail("bad --listen-client-urls", credentials.status());
     builder.AddListeningPort("unix-abstract:" + grpc_tls_socket, *credentials);

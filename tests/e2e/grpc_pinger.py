@@ -23,14 +23,25 @@ options = [
 channel = grpc.insecure_channel(endpoint, options=options)
 states = []
 channel.subscribe(states.append, try_to_connect=True)
+# One call brings the connection up (READY); its answer is not needed.
 rpc_pb2_grpc.KVStub(channel).Range(rpc_pb2.RangeRequest(key=b"ping"), timeout=5)
 done = queue.Queue()
+
+
+def watch_requests():
+    """One watch, then nothing until the end: the stream stays open and quiet."""
+    yield rpc_pb2.WatchRequest(create_request=rpc_pb2.WatchCreateRequest(key=b"quiet"))
+    done.get()
+
+
+def drain(responses):
+    for _ in responses:
+        pass
+
+
 if mode == "stream":
-    def requests():
-        yield rpc_pb2.WatchRequest(create_request=rpc_pb2.WatchCreateRequest(key=b"quiet"))
-        done.get()
-    responses = rpc_pb2_grpc.WatchStub(channel).Watch(requests())
-    threading.Thread(target=lambda: [None for _ in responses], daemon=True).start()
+    watch = rpc_pb2_grpc.WatchStub(channel).Watch(watch_requests())
+    threading.Thread(target=drain, args=(watch,), daemon=True).start()
 time.sleep(idle)
 seen_ready = went_away = False
 for state in states:

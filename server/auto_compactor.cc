@@ -122,7 +122,7 @@ void AutoCompactor::Run() {
     const std::optional<int64_t> target = schedule.Sample(absl::Now(), member_->state_machine().revision());
     if (!target) continue;
     LogInfo("starting auto periodic compaction",
-            {{"revision", std::to_string(*target)}, {"compact-period", absl::FormatDuration(config_.period)}});
+            {{"revision", std::to_string(*target)}, {"compact-period", GoDuration(config_.period)}});
     if (Compact(*target)) {
       schedule.Compacted(absl::Now());
       LogInfo("completed auto periodic compaction", {{"revision", std::to_string(*target)}});

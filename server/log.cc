@@ -43,6 +43,33 @@ std::string JsonEscape(std::string_view text) {
 
 }  // namespace
 
+std::string GoDuration(absl::Duration d) {
+  const int64_t ns = absl::ToInt64Nanoseconds(d);
+  if (ns == 0) return "0s";
+  const uint64_t u = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  // `whole` and `frac_digits` digits of fraction, trailing zeros dropped, as Go prints them.
+  auto decimal = [](uint64_t value, int frac_digits) {
+    uint64_t scale = 1;
+    for (int i = 0; i < frac_digits; ++i) scale *= 10;
+    std::string out = std::to_string(value / scale);
+    if (uint64_t frac = value % scale; frac != 0) {
+      std::string digits = absl::StrFormat("%0*d", frac_digits, frac);
+      digits.erase(digits.find_last_not_of('0') + 1);
+      out += "." + digits;
+    }
+    return out;
+  };
+  std::string out = ns < 0 ? "-" : "";
+  if (u < 1'000) return out + std::to_string(u) + "ns";
+  if (u < 1'000'000) return out + decimal(u, 3) + "\u00b5s";
+  if (u < 1'000'000'000) return out + decimal(u, 6) + "ms";
+  const uint64_t seconds = u / 1'000'000'000;
+  const std::string s = decimal(u % 60'000'000'000, 9) + "s";
+  if (seconds < 60) return out + s;
+  if (seconds < 3600) return out + std::to_string(seconds / 60) + "m" + s;
+  return out + std::to_string(seconds / 3600) + "h" + std::to_string(seconds / 60 % 60) + "m" + s;
+}
+
 bool SetLogLevel(std::string_view name) {
   for (int i = 0; i < 4; ++i) {
     if (name == kNames[i]) {

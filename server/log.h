@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 
 namespace leasehold::server {
 
@@ -25,5 +26,8 @@ void Log(LogLevel level, std::string_view message, const LogFields& fields = {})
 inline void LogInfo(std::string_view m, const LogFields& f = {}) { Log(LogLevel::kInfo, m, f); }
 inline void LogWarn(std::string_view m, const LogFields& f = {}) { Log(LogLevel::kWarn, m, f); }
 inline void LogError(std::string_view m, const LogFields& f = {}) { Log(LogLevel::kError, m, f); }
+
+// A duration as etcd's logs show one (Go's time.Duration.String): "1.5ms", "250µs", "1m30s", "0s".
+std::string GoDuration(absl::Duration d);
 
 }  // namespace leasehold::server

@@ -693,8 +693,8 @@ void NodeLoop::WarnIfSlow(const internalpb::InternalRequest& request, std::chron
     default:
       what = request.GetDescriptor()->FindFieldByNumber(static_cast<int>(request.request_case()))->name();
   }
-  LogWarn("apply request took too long", {{"took", absl::FormatDuration(absl::FromChrono(took))},
-                                          {"expected-duration", absl::FormatDuration(expected)},
+  LogWarn("apply request took too long", {{"took", GoDuration(absl::FromChrono(took))},
+                                          {"expected-duration", GoDuration(expected)},
                                           {"prefix", ""},
                                           {"request", what}});
 }

@@ -38,9 +38,11 @@ struct Flags {
   // bbolt's tuning (--backend-batch-interval, --backend-batch-limit,
   // --experimental-backend-bbolt-freelist-type).
   std::vector<std::string> ineffective_flags;
-  bool enable_pprof = false;
-  std::string metrics = "basic";
-  int64_t warning_apply_duration_us = 100'000;  // etcd's --experimental-warning-apply-duration  // etcd's --metrics: "extensive" adds gRPC handling-time histograms  // etcd's Go profiler on the client port: not served, so only false
+  bool enable_pprof = false;  // etcd's Go profiler on the client port: not served, so only false
+  std::string metrics = "basic";  // etcd's --metrics: "extensive" adds gRPC handling-time histograms
+  int64_t warning_apply_duration_us = 100'000;  // etcd's --experimental-warning-apply-duration
+  // etcd's --force-new-cluster: restart from this data as the cluster's only member (force_new_cluster.h).
+  bool force_new_cluster = false;
   std::vector<std::string> listen_client_urls = {"http://127.0.0.1:2379"};
   std::vector<std::string> advertise_client_urls;  // defaults to listen_client_urls
   std::vector<std::string> initial_advertise_peer_urls = {"http://127.0.0.1:2380"};

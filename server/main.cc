@@ -28,6 +28,7 @@
 #include "server/auto_compactor.h"
 #include "server/expiry_loop.h"
 #include "server/flags.h"
+#include "server/force_new_cluster.h"
 #include "server/cluster_service.h"
 #include "server/identity.h"
 #include "server/initial_corrupt_check.h"
@@ -166,6 +167,21 @@ int Serve(Flags flags) {
   }
   auto log_store = storage::RaftLogStore::Open(engine->get());
   if (!log_store.ok()) return Fail("cannot read the raft log", log_store.status());
+  if (flags.force_new_cluster) {
+    internalpb::MemberRecord self;
+    if (auto stored = (*state_machine)->members().Find(identity->member_id())) {
+      self = *stored;
+    } else {
+      self.set_id(identity->member_id());
+      self.set_name(flags.name);
+      for (const auto& url : flags.initial_advertise_peer_urls) self.add_peer_urls(url);
+    }
+    self.set_is_learner(false);
+    if (absl::Status st = ForceNewCluster(self, (*state_machine)->applied_index(), engine->get(), log_store->get());
+        !st.ok()) {
+      return Fail("cannot force a new cluster", st);
+    }
+  }
 
   WatchHub watch_hub(state_machine->get(), absl::Milliseconds(flags.watch_progress_notify_interval_ms));
   NodeLoop* node_for_reports = nullptr;  // set below, before any message can be sent
@@ -192,6 +208,7 @@ int Serve(Flags flags) {
   node_options.election_ticks = static_cast<int>(std::max<int64_t>(2, flags.election_timeout_ms / flags.heartbeat_interval_ms));
   node_options.request_timeout_ms = request_timeout_ms;
   node_options.pre_vote = flags.pre_vote;
+  node_options.replay_before_start = flags.force_new_cluster;
   node_options.warning_apply_duration_us = flags.warning_apply_duration_us;
   node_options.snapshot_count = static_cast<uint64_t>(flags.snapshot_count);
   node_options.strict_reconfig_check = flags.strict_reconfig_check;

@@ -116,11 +116,16 @@ absl::Status NodeLoop::Start() {
   term_ = node_->raft().term();
   committed_ = node_->raft().log().committed();
   // A lone voter need not wait an election timeout to lead itself.
-  const raftpb::ConfState cs = node_->raft().conf_state();
-  if (cs.voters_size() == 1 && cs.voters(0) == options_.id) {
+  auto sole_voter = [this] {
+    const raftpb::ConfState cs = node_->raft().conf_state();
+    return cs.voters_size() == 1 && cs.voters(0) == options_.id;
+  };
+  if (sole_voter() || options_.replay_before_start) {
     // The bootstrap membership must be applied before campaigning; the first Ready does that.
     ProcessReady(SteadyMs());
-    if (absl::Status st = node_->Campaign(); !st.ok()) LogWarn("campaign failed", {{"error", st.ToString()}});
+    if (sole_voter()) {
+      if (absl::Status st = node_->Campaign(); !st.ok()) LogWarn("campaign failed", {{"error", st.ToString()}});
+    }
   }
   started_ = true;
   responder_ = std::thread([this] { Respond(); });

@@ -73,6 +73,9 @@ class NodeLoop : public Proposer {
     // etcd's --experimental-warning-apply-duration: an entry whose apply takes longer is logged as
     // etcd logs it ("apply request took too long").
     int64_t warning_apply_duration_us = 100'000;
+    // Apply the committed log while starting, and campaign at once if that leaves this member the
+    // only voter (after --force-new-cluster removed the others) instead of an election timeout later.
+    bool replay_before_start = false;
     // Called (on the loop thread, once) when this member applies its own removal.
     std::function<void()> on_removed;
     // Called (on the loop thread, once) when this member sees its publish (`self`) applied.

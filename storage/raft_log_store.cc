@@ -118,6 +118,12 @@ void RaftLogStore::Append(const std::vector<raft::pb::Entry>& entries, rocksdb::
   }
 }
 
+void RaftLogStore::DiscardAfter(uint64_t index, rocksdb::WriteBatch* batch) {
+  if (index >= LastIndex() || index + 1 < first_index_) return;
+  batch->DeleteRange(keys::LogEntry(index + 1), keys::LogEntry(LastIndex() + 1));
+  terms_.resize(index + 1 - first_index_);
+}
+
 void RaftLogStore::Compact(uint64_t index, rocksdb::WriteBatch* batch) {
   if (index < first_index_ || index > LastIndex()) return;
   raft::pb::SnapshotMetadata metadata;

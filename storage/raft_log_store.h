@@ -53,6 +53,9 @@ class RaftLogStore : public raft::Storage {
   // are contiguous and start in (FirstIndex(), LastIndex() + 1].
   void Append(const std::vector<raft::pb::Entry>& entries, rocksdb::WriteBatch* batch);
   void SetHardState(const raft::pb::HardState& hard_state, rocksdb::WriteBatch* batch);
+  // Drops the stored entries after `index` (none if it is the last). Only for forcing a new
+  // cluster, which discards what was never committed; Raft itself replaces a suffix by Append.
+  void DiscardAfter(uint64_t index, rocksdb::WriteBatch* batch);
 
   // Membership record the state machine keeps with its applied index (meta key "conf_state").
   static void PutConfState(const raft::pb::ConfState& conf_state, rocksdb::WriteBatch* batch);

@@ -24,6 +24,10 @@ TEST(FlagsTest, DefaultsAndBothForms) {
   EXPECT_TRUE(flags->strict_reconfig_check);
   EXPECT_FALSE(Parse({"--strict-reconfig-check=false"})->strict_reconfig_check);
   EXPECT_TRUE(Parse({"--strict-reconfig-check"})->strict_reconfig_check);
+  EXPECT_FALSE(flags->force_new_cluster);
+  EXPECT_TRUE(Parse({"--force-new-cluster"})->force_new_cluster);
+  EXPECT_FALSE(Parse({"--force-new-cluster=false"})->force_new_cluster);
+  EXPECT_FALSE(Parse({"--force-new-cluster=maybe"}).ok());
 }
 
 TEST(FlagsTest, EtcdsLoggingRaftAndCompactionFlags) {

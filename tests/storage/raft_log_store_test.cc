@@ -79,6 +79,26 @@ TEST_F(RaftLogStoreTest, ConflictingSuffixIsReplaced) {
   EXPECT_EQ(*reopened->Term(6), 2u);
 }
 
+TEST_F(RaftLogStoreTest, DiscardAfterDropsTheSuffix) {
+  rocksdb::WriteBatch batch;
+  store_->Append(Entries(1, 10, 1), &batch);
+  Write(&batch);
+  rocksdb::WriteBatch discard;
+  store_->DiscardAfter(10, &discard);  // the last entry: nothing to drop
+  EXPECT_EQ(discard.Count(), 0u);
+  store_->DiscardAfter(6, &discard);
+  Write(&discard);
+  EXPECT_EQ(store_->LastIndex(), 6u);
+  auto reopened = Reopen();
+  EXPECT_EQ(reopened->LastIndex(), 6u);
+  EXPECT_TRUE(raft::IsEntryUnavailable(reopened->Entries(6, 8, 1 << 20).status()));
+  // Appending after the cut continues the log.
+  rocksdb::WriteBatch more;
+  reopened->Append(Entries(7, 8, 2), &more);
+  Write(&more);
+  EXPECT_EQ(*Reopen()->Term(8), 2u);
+}
+
 TEST_F(RaftLogStoreTest, CompactionKeepsItsPosition) {
   rocksdb::WriteBatch batch;
   store_->Append(Entries(1, 100, 3), &batch);

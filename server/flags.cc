@@ -130,6 +130,13 @@ const std::map<std::string, FlagSpec>& Specs() {
                          Ineffective("max-snapshots", IsCount)}},
       {"max-wals", {"etcd's WAL file retention: no effect here (the log lives in RocksDB, compacted every --snapshot-count entries).",
                     Ineffective("max-wals", IsCount)}},
+      {"experimental-corrupt-check-time", {"While leading, compare every other member's key-value hash with this member's this often, raising the CORRUPT alarm on a mismatch (a duration; default 0s, never).",
+                                          [](Flags* f, const std::string& v) {
+                                            absl::Duration d;
+                                            if (!absl::ParseDuration(v, &d) || d < absl::ZeroDuration()) return false;
+                                            f->corrupt_check_ms = absl::ToInt64Milliseconds(d);
+                                            return true;
+                                          }}},
       {"experimental-warning-apply-duration", {"Log an entry whose apply takes longer than this (a duration; default 100ms).",
                                                [](Flags* f, const std::string& v) {
                                                  absl::Duration d;

@@ -41,6 +41,9 @@ struct Flags {
   bool enable_pprof = false;  // etcd's Go profiler on the client port: not served, so only false
   std::string metrics = "basic";  // etcd's --metrics: "extensive" adds gRPC handling-time histograms
   int64_t warning_apply_duration_us = 100'000;  // etcd's --experimental-warning-apply-duration
+  // etcd's --experimental-corrupt-check-time: how often the leader compares its peers' hashes
+  // with its own (corruption_monitor.h); 0, the default, never.
+  int64_t corrupt_check_ms = 0;
   // etcd's --force-new-cluster: restart from this data as the cluster's only member (force_new_cluster.h).
   bool force_new_cluster = false;
   std::vector<std::string> listen_client_urls = {"http://127.0.0.1:2379"};

@@ -14,9 +14,10 @@ namespace {
 
 std::string HexId(uint64_t id) { return absl::StrCat(absl::Hex(id)); }
 
-// Asks one member for its hash at `revision`, trying its peer URLs in turn.
-PeerHash AskPeer(const internalpb::MemberRecord& peer, int64_t revision, const TlsFiles& peer_tls,
-                 absl::Duration timeout) {
+}  // namespace
+
+PeerHash AskPeerHash(const internalpb::MemberRecord& peer, int64_t revision, const TlsFiles& peer_tls,
+                     absl::Duration timeout) {
   PeerHash answer;
   answer.member_id = peer.id();
   answer.error = absl::UnavailableError("the member has no peer URL");
@@ -42,8 +43,6 @@ PeerHash AskPeer(const internalpb::MemberRecord& peer, int64_t revision, const T
   }
   return answer;
 }
-
-}  // namespace
 
 grpc::ServerUnaryReactor* PeerHashKvService::HashKV(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::HashKVRequest* request,
@@ -87,7 +86,7 @@ absl::Status CheckInitialHashKv(Member& member, const TlsFiles& peer_tls, absl::
   if (!local.ok()) return local.status();
   std::vector<PeerHash> peers;
   for (const internalpb::MemberRecord& record : member.state_machine().members().List()) {
-    if (record.id() != self_id) peers.push_back(AskPeer(record, revision, peer_tls, timeout));
+    if (record.id() != self_id) peers.push_back(AskPeerHash(record, revision, peer_tls, timeout));
   }
   if (absl::Status st = JudgePeerHashes(self_id, local->hash, local->compact_revision, peers); !st.ok()) return st;
   LogInfo("initial corruption checking passed; no corruption", {{"local-member-id", HexId(self_id)}});

@@ -40,6 +40,11 @@ struct PeerHash {
   absl::Status error;
 };
 
+// Asks member `peer` for its hash at `revision`, trying its peer URLs in turn (with `peer_tls`),
+// each within `timeout`.
+PeerHash AskPeerHash(const internalpb::MemberRecord& peer, int64_t revision, const TlsFiles& peer_tls,
+                     absl::Duration timeout);
+
 // The verdict on the peers' answers (each logged): FailedPrecondition "<member id in hex> found data
 // inconsistency with peers" when any peer at `local_compact_revision` hashed differently.
 absl::Status JudgePeerHashes(uint64_t self_id, uint32_t local_hash, int64_t local_compact_revision,

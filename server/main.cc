@@ -28,6 +28,7 @@
 #include "server/auto_compactor.h"
 #include "server/expiry_loop.h"
 #include "server/flags.h"
+#include "server/corruption_monitor.h"
 #include "server/force_new_cluster.h"
 #include "server/cluster_service.h"
 #include "server/identity.h"
@@ -298,6 +299,8 @@ int Serve(Flags flags) {
   expiry_options.retry_ms = 5000 + 2 * flags.election_timeout_ms;
   ExpiryLoop expiry(&member, expiry_options);
   AutoCompactor compactor(&member, *auto_compaction);
+  CorruptionMonitor corruption_monitor(&member, flags.peer_tls, absl::Milliseconds(flags.corrupt_check_ms),
+                                       absl::Milliseconds(request_timeout_ms));
 
   KvService kv(&member);
   LeaseService lease(&member);
@@ -460,6 +463,7 @@ int Serve(Flags flags) {
   }
   expiry.Start();
   compactor.Start();
+  corruption_monitor.Start();
   char member_hex[17];
   std::snprintf(member_hex, sizeof member_hex, "%llx", static_cast<unsigned long long>(config.member_id));
   LogInfo("serving client requests", {{"name", flags.name}, {"member-id", member_hex},
@@ -476,6 +480,7 @@ int Serve(Flags flags) {
   int received = 0;
   sigwait(&signals, &received);
   LogInfo("shutting down", {{"signal", std::to_string(received)}});
+  corruption_monitor.Stop();
   compactor.Stop();
   expiry.Stop();
   if (blob_server) blob_server->Stop();  // its answers still in flight are dropped with the node

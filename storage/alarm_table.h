@@ -1,6 +1,7 @@
 // AlarmTable: the cluster's raised alarms (etcd's alarm store) as replicated state, one record per
 // (member, alarm type). Changed only by the state machine applying Alarm entries; read by the
-// Maintenance service and by the state machine, which refuses writes while NOSPACE is raised.
+// Maintenance service and by the state machine, which refuses writes while NOSPACE or CORRUPT is
+// raised.
 // Thread-safe.
 #pragma once
 

@@ -55,6 +55,7 @@ absl::Status LearnerNotReady() {
 absl::Status NotLeader() { return absl::FailedPreconditionError("etcdserver: not leader"); }
 absl::Status BadLeaderTransferee() { return absl::FailedPreconditionError("etcdserver: bad leader transferee"); }
 absl::Status NoSpace() { return absl::ResourceExhaustedError("etcdserver: mvcc: database space exceeded"); }
+absl::Status Corrupt() { return absl::DataLossError("etcdserver: corrupt cluster"); }
 
 absl::Status LeaderTransferTimeout() {
   return absl::DeadlineExceededError("etcdserver: request timed out, leader transfer took too long");

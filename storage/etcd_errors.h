@@ -37,6 +37,7 @@ absl::Status LearnerNotReady();     // FailedPrecondition "etcdserver: can only 
 absl::Status NotLeader();           // FailedPrecondition "etcdserver: not leader"
 absl::Status BadLeaderTransferee(); // FailedPrecondition "etcdserver: bad leader transferee"
 absl::Status NoSpace();             // ResourceExhausted "etcdserver: mvcc: database space exceeded"
+absl::Status Corrupt();             // DataLoss "etcdserver: corrupt cluster"
 absl::Status LeaderTransferTimeout();  // DeadlineExceeded "etcdserver: request timed out, leader transfer took too long"
 
 // etcd's v3 auth.

@@ -393,6 +393,13 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
   ApplyResult result;
   rocksdb::WriteBatch& batch = unflushed_;
   auto& response = result.response;
+  // As etcd's: once a member is found corrupt, the cluster refuses to change its keys and leases
+  // (before anything else is checked) until the alarm is disarmed.
+  if (RefusedWhenCorrupt(entry) && alarms_.Raised(etcdserverpb::CORRUPT)) {
+    result.status = errors::Corrupt();
+    applied_index_ = index;
+    return result;
+  }
   if (entry.has_caller() && auth_.enabled()) {
     if (absl::Status permitted = CheckCaller(entry); !permitted.ok()) {
       result.status = std::move(permitted);
@@ -458,6 +465,20 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
   }
   applied_index_ = index;
   return result;
+}
+
+bool StateMachine::RefusedWhenCorrupt(const internalpb::InternalRequest& entry) {
+  switch (entry.request_case()) {
+    case internalpb::InternalRequest::kPut:
+    case internalpb::InternalRequest::kDeleteRange:
+    case internalpb::InternalRequest::kTxn:
+    case internalpb::InternalRequest::kCompaction:
+    case internalpb::InternalRequest::kLeaseGrant:
+    case internalpb::InternalRequest::kLeaseRevoke:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool StateMachine::GrowsStore(const internalpb::InternalRequest& entry) {

@@ -112,10 +112,14 @@ class StateMachine {
   const MemberTable& members() const { return members_; }
   // Raised alarms. While NOSPACE is raised, entries that would grow the store (Put, a Txn with
   // writes, LeaseGrant) are refused with etcd's "database space exceeded", as etcd's capped applier
-  // refuses them; deletes, compactions and revokes still apply, so space can be reclaimed.
+  // refuses them; deletes, compactions and revokes still apply, so space can be reclaimed. While
+  // CORRUPT is raised, every change to keys and leases is refused (RefusedWhenCorrupt).
   const AlarmTable& alarms() const { return alarms_; }
   // Whether `entry` grows the store, and so is refused while NOSPACE is raised.
   static bool GrowsStore(const internalpb::InternalRequest& entry);
+  // Whether `entry` is refused while a CORRUPT alarm is raised (etcd's: put, delete, transaction,
+  // compaction, lease grant and revoke).
+  static bool RefusedWhenCorrupt(const internalpb::InternalRequest& entry);
   // etcd's v3 auth: users, roles, the switch. While auth is enabled, an entry made for a client's
   // call (one with a caller) is applied only if its user may make it: reads and writes of the keys
   // it touches (a lease's attached keys included), the root role for compactions and auth changes.

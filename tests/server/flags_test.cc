@@ -28,6 +28,10 @@ TEST(FlagsTest, DefaultsAndBothForms) {
   EXPECT_TRUE(Parse({"--force-new-cluster"})->force_new_cluster);
   EXPECT_FALSE(Parse({"--force-new-cluster=false"})->force_new_cluster);
   EXPECT_FALSE(Parse({"--force-new-cluster=maybe"}).ok());
+  EXPECT_EQ(flags->corrupt_check_ms, 0);
+  EXPECT_EQ(Parse({"--experimental-corrupt-check-time=4h"})->corrupt_check_ms, 4 * 3600 * 1000);
+  EXPECT_FALSE(Parse({"--experimental-corrupt-check-time=-1s"}).ok());
+  EXPECT_FALSE(Parse({"--experimental-corrupt-check-time=often"}).ok());
 }
 
 TEST(FlagsTest, EtcdsLoggingRaftAndCompactionFlags) {

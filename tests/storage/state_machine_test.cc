@@ -363,6 +363,38 @@ TEST_F(StateMachineTest, NospaceRefusesGrowthUntilClearedAndSurvivesRestart) {
   EXPECT_TRUE(sm_->alarms().List(etcdserverpb::NONE).empty());
 }
 
+TEST_F(StateMachineTest, CorruptRefusesEveryChangeToKeysAndLeasesUntilCleared) {
+  auto alarm = [&](etcdserverpb::AlarmRequest::AlarmAction action) {
+    internalpb::InternalRequest e;
+    e.mutable_alarm()->set_action(action);
+    e.mutable_alarm()->set_memberid(3);
+    e.mutable_alarm()->set_alarm(etcdserverpb::CORRUPT);
+    return Apply(e);
+  };
+  Grant(1, 60);
+  Put("a", "1", 1);
+  ASSERT_EQ(alarm(etcdserverpb::AlarmRequest::ACTIVATE).response.alarm().alarms_size(), 1);
+  Reopen();
+  EXPECT_TRUE(sm_->alarms().Raised(etcdserverpb::CORRUPT));
+  EXPECT_EQ(Put("b", "2").status, errors::Corrupt());
+  EXPECT_EQ(Grant(2, 60).status, errors::Corrupt());
+  EXPECT_EQ(Revoke(1).status, errors::Corrupt());
+  internalpb::InternalRequest del;
+  del.mutable_delete_range()->set_key("a");
+  EXPECT_EQ(Apply(del).status, errors::Corrupt());
+  internalpb::InternalRequest txn;
+  txn.mutable_txn()->add_success()->mutable_request_put()->set_key("c");
+  EXPECT_EQ(Apply(txn).status, errors::Corrupt());
+  internalpb::InternalRequest compact;
+  compact.mutable_compaction()->set_revision(1);
+  EXPECT_EQ(Apply(compact).status, errors::Corrupt());
+  EXPECT_EQ(sm_->revision(), 2);
+  EXPECT_EQ(Get("a").kvs_size(), 1);  // reads are served
+  EXPECT_EQ(alarm(etcdserverpb::AlarmRequest::DEACTIVATE).response.alarm().alarms_size(), 1);
+  EXPECT_TRUE(Put("b", "2").status.ok());
+  EXPECT_TRUE(Revoke(1).status.ok());
+}
+
 TEST_F(StateMachineTest, HistoryReadsSeeVersionsBeforeTheyAreFlushed) {
   internalpb::InternalRequest e;
   e.mutable_put()->set_key("a");

@@ -55,13 +55,41 @@ bool IsDuration(const std::string& v) {
   return absl::ParseDuration(v, &d) && d >= absl::ZeroDuration();
 }
 
+bool IsPositiveCount(const std::string& v) {
+  int64_t n;
+  return absl::SimpleAtoi(v, &n) && n > 0;
+}
+
+bool AnyValue(const std::string&) { return true; }
+
+constexpr const char* kNoRetention =
+    "Leasehold keeps no WAL or snapshot files (its Raft log is in RocksDB, compacted every --snapshot-count entries)";
+constexpr const char* kNoBbolt = "Leasehold's storage is RocksDB, not bbolt";
+
 // One of etcd's flags with nothing to act on here: its value is still checked with `valid`, and the
-// flag is named in Flags::ineffective_flags, for a warning at start.
-std::function<bool(Flags*, const std::string&)> Ineffective(const char* name, bool (*valid)(const std::string&)) {
-  return [name, valid](Flags* f, const std::string& v) {
-    f->ineffective_flags.push_back(name);
+// flag is named in Flags::ineffective_flags with `why`, for a warning at start.
+std::function<bool(Flags*, const std::string&)> Ineffective(const char* name, const char* why,
+                                                           bool (*valid)(const std::string&)) {
+  return [name, why, valid](Flags* f, const std::string& v) {
+    f->ineffective_flags.emplace_back(name, why);
     return valid(v);
   };
+}
+
+// One of etcd's flags for a feature Leasehold does not have: its default (`off`) is accepted, as it
+// asks for nothing; any other value is recorded in Flags::unserved with `message`, and the start is
+// refused.
+std::function<bool(Flags*, const std::string&)> Unserved(const char* name, const char* off, const char* message) {
+  return [name, off, message](Flags* f, const std::string& v) {
+    if (v != off) f->unserved.push_back(absl::StrCat("--", name, ": ", message));
+    return true;
+  };
+}
+
+// etcd's settings of a feature Leasehold does not have (the v2 proxy, discovery) that act only when
+// that feature is asked for: accepted, as etcd accepts them when it is off, after a check of the value.
+std::function<bool(Flags*, const std::string&)> OnlyWith(bool (*valid)(const std::string&)) {
+  return [valid](Flags*, const std::string& v) { return valid(v); };
 }
 
 // A boolean flag given alone ("--client-cert-auth") or with a value ("--client-cert-auth=false").
@@ -127,9 +155,9 @@ const std::map<std::string, FlagSpec>& Specs() {
       {"enable-v2", {"etcd's v2 API: not served, so only false is accepted.",
                      [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_v2); }, true}},
       {"max-snapshots", {"etcd's snapshot file retention: no effect here (no snapshot files; the Raft log is compacted every --snapshot-count entries).",
-                         Ineffective("max-snapshots", IsCount)}},
+                         Ineffective("max-snapshots", kNoRetention, IsCount)}},
       {"max-wals", {"etcd's WAL file retention: no effect here (the log lives in RocksDB, compacted every --snapshot-count entries).",
-                    Ineffective("max-wals", IsCount)}},
+                    Ineffective("max-wals", kNoRetention, IsCount)}},
       {"experimental-corrupt-check-time", {"While leading, compare every other member's key-value hash with this member's this often, raising the CORRUPT alarm on a mismatch (a duration; default 0s, never).",
                                           [](Flags* f, const std::string& v) {
                                             absl::Duration d;
@@ -147,12 +175,44 @@ const std::map<std::string, FlagSpec>& Specs() {
       {"metrics", {"'basic' (the default) or 'extensive', which adds grpc_server_handling_seconds histograms by method.",
                    [](Flags* f, const std::string& v) { f->metrics = v; return v == "basic" || v == "extensive"; }}},
       {"backend-batch-interval", {"etcd's bbolt commit interval: no effect here (RocksDB, whose writes are batched per Raft Ready).",
-                                  Ineffective("backend-batch-interval", IsDuration)}},
+                                  Ineffective("backend-batch-interval", kNoBbolt, IsDuration)}},
       {"backend-batch-limit", {"etcd's bbolt commit batch size: no effect here (RocksDB, whose writes are batched per Raft Ready).",
-                               Ineffective("backend-batch-limit", IsCount)}},
+                               Ineffective("backend-batch-limit", kNoBbolt, IsCount)}},
       {"experimental-backend-bbolt-freelist-type", {"etcd's bbolt freelist type ('map' or 'array'): no effect here (RocksDB).",
-                                                    Ineffective("experimental-backend-bbolt-freelist-type",
+                                                    Ineffective("experimental-backend-bbolt-freelist-type", kNoBbolt,
                                                                 [](const std::string& v) { return v == "map" || v == "array"; })}},
+      {"experimental-compaction-batch-limit", {"etcd's number of old versions deleted per bbolt transaction while compacting: no effect here (a compaction deletes them in the one RocksDB write that applies it).",
+                                               Ineffective("experimental-compaction-batch-limit",
+                                                           "a compaction deletes the old versions in the one RocksDB write that applies it",
+                                                           IsPositiveCount)}},
+      {"log-package-levels", {"capnslog's per-package log levels: no effect here (use --log-level).",
+                              [](Flags* f, const std::string& v) {
+                                if (!v.empty()) {
+                                  f->ineffective_flags.emplace_back("log-package-levels",
+                                                                    "Leasehold logs as zap does, at one --log-level");
+                                }
+                                return true;
+                              }}},
+      {"discovery", {"etcd's discovery service: not supported, so only empty is accepted (name the members with --initial-cluster).",
+                     Unserved("discovery", "", "etcd's discovery service is not supported: name the members with --initial-cluster")}},
+      {"discovery-srv", {"DNS SRV discovery: not supported, so only empty is accepted (name the members with --initial-cluster).",
+                         Unserved("discovery-srv", "", "DNS SRV discovery is not supported: name the members with --initial-cluster")}},
+      {"discovery-srv-name", {"The suffix of DNS SRV discovery's records: acts only with --discovery-srv.", OnlyWith(AnyValue)}},
+      {"discovery-proxy", {"The HTTP proxy for the discovery service: acts only with --discovery.", OnlyWith(AnyValue)}},
+      {"discovery-fallback", {"'exit' or 'proxy', when discovery fails: acts only with --discovery.",
+                              OnlyWith([](const std::string& v) { return v == "exit" || v == "proxy"; })}},
+      {"proxy", {"etcd's v2 proxy mode: not supported, so only 'off' is accepted.",
+                 [](Flags* f, const std::string& v) {
+                   if (v != "off" && v != "readonly" && v != "on") return false;
+                   return Unserved("proxy", "off", "etcd's v2 proxy is not supported (only 'off')")(f, v);
+                 }}},
+      {"proxy-failure-wait", {"A v2 proxy setting (milliseconds): acts only with --proxy.", OnlyWith(IsCount)}},
+      {"proxy-refresh-interval", {"A v2 proxy setting (milliseconds): acts only with --proxy.", OnlyWith(IsCount)}},
+      {"proxy-dial-timeout", {"A v2 proxy setting (milliseconds): acts only with --proxy.", OnlyWith(IsCount)}},
+      {"proxy-write-timeout", {"A v2 proxy setting (milliseconds): acts only with --proxy.", OnlyWith(IsCount)}},
+      {"proxy-read-timeout", {"A v2 proxy setting (milliseconds): acts only with --proxy.", OnlyWith(IsCount)}},
+      {"experimental-enable-v2v3", {"etcd's v2 API emulated on v3 under a prefix: not served, so only empty is accepted.",
+                                    Unserved("experimental-enable-v2v3", "", "etcd's v2 API is not served (only v3)")}},
       {"enable-pprof", {"etcd's Go profiler (/debug/pprof): not served, so only false is accepted.",
                         [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_pprof); }, true}},
       {"pre-vote", {"Raft's pre-vote: a member cut off and back does not disrupt the leader (default true here).",

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,7 +38,11 @@ struct Flags {
   // --max-snapshots and --max-wals (etcd's file retention; Leasehold keeps no such files), and
   // bbolt's tuning (--backend-batch-interval, --backend-batch-limit,
   // --experimental-backend-bbolt-freelist-type).
-  std::vector<std::string> ineffective_flags;
+  // (flag, why it has no effect), in the order given.
+  std::vector<std::pair<std::string, std::string>> ineffective_flags;
+  // etcd's features that Leasehold does not have, asked for by a flag given a value other than its
+  // default ("--discovery: etcd's discovery service is not supported ..."): the start is refused.
+  std::vector<std::string> unserved;
   bool enable_pprof = false;  // etcd's Go profiler on the client port: not served, so only false
   std::string metrics = "basic";  // etcd's --metrics: "extensive" adds gRPC handling-time histograms
   int64_t warning_apply_duration_us = 100'000;  // etcd's --experimental-warning-apply-duration

@@ -547,12 +547,12 @@ int main(int argc, char** argv) {
     std::cerr << "leasehold: --enable-pprof: Go's profiler is etcd's own, not served here (use perf)\n";
     return 2;
   }
-  for (const std::string& flag : flags->ineffective_flags) {
-    const bool retention = flag == "max-wals" || flag == "max-snapshots";
-    leasehold::server::LogWarn("--" + flag + " has no effect: " +
-                               (retention ? "Leasehold keeps no WAL or snapshot files (its Raft log is in RocksDB, "
-                                            "compacted every --snapshot-count entries)"
-                                          : "Leasehold's storage is RocksDB, not bbolt"));
+  if (!flags->unserved.empty()) {
+    for (const std::string& message : flags->unserved) std::cerr << "leasehold: " << message << "\n";
+    return 2;
+  }
+  for (const auto& [flag, why] : flags->ineffective_flags) {
+    leasehold::server::LogWarn("--" + flag + " has no effect: " + why);
   }
   return leasehold::server::Serve(*std::move(flags));
 }

@@ -54,7 +54,10 @@ TEST(FlagsTest, EtcdsLoggingRaftAndCompactionFlags) {
 TEST(FlagsTest, EtcdsFlagsWithNothingToActOnAreAcceptedAndNamed) {
   auto flags = Parse({"--max-snapshots=5", "--max-wals", "0", "--enable-pprof=false"});
   ASSERT_TRUE(flags.ok()) << flags.status();
-  EXPECT_EQ(flags->ineffective_flags, (std::vector<std::string>{"max-snapshots", "max-wals"}));
+  ASSERT_EQ(flags->ineffective_flags.size(), 2u);
+  EXPECT_EQ(flags->ineffective_flags[0].first, "max-snapshots");
+  EXPECT_EQ(flags->ineffective_flags[1].first, "max-wals");
+  EXPECT_NE(flags->ineffective_flags[1].second.find("RocksDB"), std::string::npos);
   EXPECT_FALSE(flags->enable_pprof);
   EXPECT_TRUE(Parse({})->ineffective_flags.empty());
   EXPECT_FALSE(Parse({"--max-wals=-1"}).ok());
@@ -65,6 +68,30 @@ TEST(FlagsTest, EtcdsFlagsWithNothingToActOnAreAcceptedAndNamed) {
   EXPECT_EQ(bbolt->ineffective_flags.size(), 3u);
   EXPECT_FALSE(Parse({"--experimental-backend-bbolt-freelist-type=tree"}).ok());
   EXPECT_FALSE(Parse({"--backend-batch-interval=soon"}).ok());
+  EXPECT_EQ(Parse({"--experimental-compaction-batch-limit=1000"})->ineffective_flags.size(), 1u);
+  EXPECT_FALSE(Parse({"--experimental-compaction-batch-limit=0"}).ok());
+  EXPECT_TRUE(Parse({"--log-package-levels="})->ineffective_flags.empty());
+  EXPECT_EQ(Parse({"--log-package-levels=etcdserver=DEBUG"})->ineffective_flags.size(), 1u);
+}
+
+TEST(FlagsTest, FeaturesNotServedAreAcceptedOnlyOff) {
+  // Their defaults ask for nothing; settings that act only with them are checked and accepted.
+  auto off = Parse({"--discovery=", "--discovery-srv=", "--discovery-fallback=proxy", "--discovery-proxy=",
+                    "--discovery-srv-name=", "--proxy=off", "--proxy-failure-wait=5000", "--proxy-read-timeout=0",
+                    "--experimental-enable-v2v3="});
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_TRUE(off->unserved.empty());
+  EXPECT_FALSE(Parse({"--discovery-fallback=retry"}).ok());
+  EXPECT_FALSE(Parse({"--proxy=maybe"}).ok());
+  EXPECT_FALSE(Parse({"--proxy-dial-timeout=-5"}).ok());
+  // Asked for: parsed, and the start is refused with the reason (main.cc).
+  auto on = Parse({"--discovery=https://discovery.etcd.io/x", "--proxy=on", "--experimental-enable-v2v3=/v2"});
+  ASSERT_TRUE(on.ok()) << on.status();
+  ASSERT_EQ(on->unserved.size(), 3u);
+  EXPECT_EQ(on->unserved[0],
+            "--discovery: etcd's discovery service is not supported: name the members with --initial-cluster");
+  EXPECT_EQ(on->unserved[1], "--proxy: etcd's v2 proxy is not supported (only 'off')");
+  EXPECT_EQ(on->unserved[2], "--experimental-enable-v2v3: etcd's v2 API is not served (only v3)");
 }
 
 TEST(FlagsTest, Refusals) {

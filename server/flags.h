@@ -49,6 +49,8 @@ struct Flags {
   // etcd's --experimental-corrupt-check-time: how often the leader compares its peers' hashes
   // with its own (corruption_monitor.h); 0, the default, never.
   int64_t corrupt_check_ms = 0;
+  // etcd's --initial-election-tick-advance (election_tick_advance.h).
+  bool initial_election_tick_advance = true;
   // etcd's --force-new-cluster: restart from this data as the cluster's only member (force_new_cluster.h).
   bool force_new_cluster = false;
   std::vector<std::string> listen_client_urls = {"http://127.0.0.1:2379"};

@@ -29,6 +29,7 @@
 #include "server/expiry_loop.h"
 #include "server/flags.h"
 #include "server/corruption_monitor.h"
+#include "server/election_tick_advance.h"
 #include "server/force_new_cluster.h"
 #include "server/cluster_service.h"
 #include "server/identity.h"
@@ -287,6 +288,12 @@ int Serve(Flags flags) {
     return Fail("cannot listen", absl::UnavailableError("binding the peer URLs failed (port in use?)"));
   }
   if (absl::Status st = node.Start(); !st.ok()) return Fail("cannot start the raft node", st);
+  ElectionTickAdvance tick_advance(&node, [&transport] { return transport.ActivePeers(); },
+                                   node_options.election_ticks, node_options.tick_ms);
+  // A founding member may not have applied the bootstrap membership yet: its flags name the members.
+  if (std::max(cluster->members.size(), (*state_machine)->members().List().size()) > 1) {
+    tick_advance.Start(flags.initial_election_tick_advance);
+  }
   if (flags.initial_corrupt_check) {
     if (absl::Status st = CheckInitialHashKv(member, flags.peer_tls, absl::Milliseconds(request_timeout_ms)); !st.ok()) {
       return Fail("initial corruption check failed", st);

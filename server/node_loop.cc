@@ -229,6 +229,11 @@ void NodeLoop::TransferLeadership(uint64_t to, StatusDone done) {
   done(errors::Stopped());
 }
 
+void NodeLoop::AdvanceTicks(int ticks) {
+  absl::MutexLock lock(&mu_);
+  if (!stopping_) inbox_.advance_ticks += ticks;
+}
+
 void NodeLoop::Receive(std::vector<raftpb::Message> messages) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
@@ -349,6 +354,9 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     node_->Step(m).IgnoreError();
   }
   for (const auto& [to, delivered] : inbox.snapshot_reports) node_->ReportSnapshot(to, delivered);
+  if (node_->raft().lead() == raft::kNoNode) {
+    for (int i = 0; i < inbox.advance_ticks; ++i) node_->Tick();
+  }
   const int64_t deadline = now_ms + options_.request_timeout_ms;
   for (auto& p : inbox.proposals) p.deadline_ms = p.deadline_ms != 0 ? p.deadline_ms : deadline;
   for (auto& c : inbox.conf_changes) c.deadline_ms = c.deadline_ms != 0 ? c.deadline_ms : deadline;

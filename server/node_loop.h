@@ -124,6 +124,10 @@ class NodeLoop : public Proposer {
   void TransferLeadership(uint64_t to, StatusDone done) override;
   // Tells the node whether a snapshot it sent to member `to` arrived (so a lost one is sent again).
   void ReportSnapshot(uint64_t to, bool delivered);
+  // etcd's initial election tick advance: `ticks` ticks pass at once, so that a member starting
+  // with its peers reachable campaigns soon rather than a whole election timeout later. Ignored
+  // once a leader is known (ticks would then only bring the leader's quorum check forward).
+  void AdvanceTicks(int ticks);
 
   uint64_t id() const { return options_.id; }
   uint64_t leader_id() const override { return leader_.load(std::memory_order_relaxed); }
@@ -167,9 +171,10 @@ class NodeLoop : public Proposer {
     std::vector<PendingRead> reads;
     std::vector<std::pair<uint64_t, bool>> snapshot_reports;
     std::vector<std::pair<uint64_t, StatusDone>> transfers;
+    int advance_ticks = 0;
     bool empty() const {
       return messages.empty() && proposals.empty() && conf_changes.empty() && reads.empty() &&
-             snapshot_reports.empty() && transfers.empty();
+             snapshot_reports.empty() && transfers.empty() && advance_ticks == 0;
     }
   };
   // One Ready's applied entries and what to answer, handed to the responder in log order.

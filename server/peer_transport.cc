@@ -237,4 +237,14 @@ std::shared_ptr<grpc::Channel> PeerTransport::ChannelTo(uint64_t id) {
   return PeerFor(id)->Channel();
 }
 
+int PeerTransport::ActivePeers() {
+  int active = 0;
+  for (const internalpb::MemberRecord& member : members_->List()) {
+    if (member.id() == self_id_) continue;
+    std::shared_ptr<grpc::Channel> channel = ChannelTo(member.id());
+    if (channel != nullptr && channel->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY) ++active;
+  }
+  return active;
+}
+
 }  // namespace leasehold::server

@@ -54,6 +54,9 @@ class PeerTransport : public MessageSender {
   void Send(std::vector<raftpb::Message> messages) override;
   // A channel to member `id`'s peer port, or null when its address is unknown.
   std::shared_ptr<grpc::Channel> ChannelTo(uint64_t id);
+  // How many of the other members this one is connected to now (etcd's "active peers"); asking
+  // starts connecting to the others.
+  int ActivePeers();
   // Stops every sender thread; later Sends are dropped.
   void Stop();
 

@@ -112,19 +112,19 @@ void CorruptionMonitor::CheckOnce() {
   storage::StateMachine& state = member_->state_machine();
   const uint64_t self_id = member_->config().member_id;
   auto hash_now = [&state]() -> std::optional<LocalHash> {
-    const int64_t revision = state.revision();
-    auto hashed = state.HashKv(revision);
+    auto hashed = state.HashKv(0);  // at the current revision, even one just compacted at
     if (!hashed.ok()) {
       LogWarn("failed to check hash KV", {{"error", hashed.status().ToString()}});
       return std::nullopt;
     }
-    return LocalHash{hashed->hash, revision, hashed->compact_revision};
+    return LocalHash{hashed->hash, hashed->revision, hashed->compact_revision};
   };
   const std::optional<LocalHash> before = hash_now();
   if (!before) return;
   std::vector<PeerHash> peers;
   for (const internalpb::MemberRecord& record : state.members().List()) {
     if (record.id() == self_id) continue;
+    if (stop_.HasBeenNotified()) return;  // each peer may take a whole timeout to answer
     PeerHash answer = AskPeerHash(record, before->revision, peer_tls_, timeout_);
     if (!answer.response) {
       LogWarn("failed hash kv request", {{"local-member-id", HexId(self_id)},

@@ -163,7 +163,11 @@ const std::map<std::string, FlagSpec>& Specs() {
       {"experimental-corrupt-check-time", {"While leading, compare every other member's key-value hash with this member's this often, raising the CORRUPT alarm on a mismatch (a duration; default 0s, never).",
                                           [](Flags* f, const std::string& v) {
                                             absl::Duration d;
-                                            if (!absl::ParseDuration(v, &d) || d < absl::ZeroDuration()) return false;
+                                            if (!absl::ParseDuration(v, &d) || d < absl::ZeroDuration() ||
+                                                d == absl::InfiniteDuration() ||
+                                                (d > absl::ZeroDuration() && d < absl::Milliseconds(1))) {
+                                              return false;
+                                            }
                                             f->corrupt_check_ms = absl::ToInt64Milliseconds(d);
                                             return true;
                                           }}},

@@ -1,5 +1,6 @@
 #include "server/force_new_cluster.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,7 +51,7 @@ absl::Status CommittedMembership(const storage::RaftLogStore& log, uint64_t appl
 
 }  // namespace
 
-absl::Status ForceNewCluster(const internalpb::MemberRecord& self, uint64_t applied, storage::Engine* engine,
+absl::Status ForceNewCluster(uint64_t self_id, uint64_t applied, storage::Engine* engine,
                              storage::RaftLogStore* log) {
   if (log->empty()) return absl::OkStatus();
   raftpb::HardState hard_state = log->hard_state();
@@ -66,25 +67,26 @@ absl::Status ForceNewCluster(const internalpb::MemberRecord& self, uint64_t appl
   }
   std::set<uint64_t> voters, learners;
   if (absl::Status st = CommittedMembership(*log, applied, commit, &voters, &learners); !st.ok()) return st;
+  if (voters.count(self_id) == 0 && learners.count(self_id) == 0) {
+    // Its own removal is committed (not yet applied, or it would not have got this far): applying it
+    // would stop the member for good, so it cannot be the one to carry the cluster on.
+    return absl::FailedPreconditionError(
+        "the member's own removal from the cluster is committed in its log: it cannot form a new cluster");
+  }
 
   std::vector<raftpb::ConfChange> changes;
   for (const std::set<uint64_t>* ids : {&voters, &learners}) {
     for (uint64_t id : *ids) {
-      if (id == self.id()) continue;
+      if (id == self_id) continue;
       raftpb::ConfChange& remove = changes.emplace_back();
       remove.set_type(raftpb::CONF_REMOVE_NODE);
       remove.set_node_id(id);
     }
   }
-  if (learners.count(self.id()) != 0) {
+  if (learners.count(self_id) != 0) {
     raftpb::ConfChange& promote = changes.emplace_back();
     promote.set_type(raftpb::CONF_PROMOTE_LEARNER);
-    promote.set_node_id(self.id());
-  } else if (voters.count(self.id()) == 0) {
-    raftpb::ConfChange& add = changes.emplace_back();
-    add.set_type(raftpb::CONF_ADD_VOTER);
-    add.set_node_id(self.id());
-    add.set_context(self.SerializeAsString());
+    promote.set_node_id(self_id);
   }
   std::vector<raftpb::Entry> entries;
   uint64_t index = commit;
@@ -99,7 +101,7 @@ absl::Status ForceNewCluster(const internalpb::MemberRecord& self, uint64_t appl
   hard_state.set_commit(index);
   log->SetHardState(hard_state, &batch);
   if (absl::Status st = engine->Write(&batch, /*sync=*/true); !st.ok()) return st;
-  LogInfo("forcing restart member", {{"local-member-id", absl::StrCat(absl::Hex(self.id()))},
+  LogInfo("forcing restart member", {{"local-member-id", absl::StrCat(absl::Hex(self_id))},
                                      {"commit-index", std::to_string(index)}});
   return absl::OkStatus();
 }

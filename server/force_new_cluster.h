@@ -3,8 +3,10 @@
 //   - discards the entries the log holds beyond its commit index (they were never committed, so
 //     nobody was told they took effect);
 //   - appends, already committed at the current term, one membership change removing each other
-//     member (and adding this one, should it be missing, or promoting it from learner), so that
-//     applying the log leaves a single voter that elects itself at once.
+//     member (and promoting this one, should it be a learner), so that applying the log leaves a
+//     single voter that elects itself at once.
+// A member whose own removal is already committed in its log is refused (FailedPrecondition):
+// applying that removal would stop it for good.
 // The cluster keeps its id and its data; the members removed stay removed (if they are restarted,
 // they are told so and stop, as etcd's are). Unsafe by nature: writes that a lost majority
 // committed but this member never learned of are gone, which is why it must be asked for.
@@ -16,15 +18,13 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "leasehold/internal.pb.h"
 #include "storage/engine.h"
 #include "storage/raft_log_store.h"
 
 namespace leasehold::server {
 
-// `self` is this member's record (id, name, peer and client URLs); `applied` is the state
-// machine's applied index, the point the log store's stored membership describes.
-absl::Status ForceNewCluster(const internalpb::MemberRecord& self, uint64_t applied, storage::Engine* engine,
-                             storage::RaftLogStore* log);
+// `self_id` is this member's id; `applied` is the state machine's applied index, the point the log
+// store's stored membership describes. DataLoss for an unreadable membership change.
+absl::Status ForceNewCluster(uint64_t self_id, uint64_t applied, storage::Engine* engine, storage::RaftLogStore* log);
 
 }  // namespace leasehold::server

@@ -170,16 +170,8 @@ int Serve(Flags flags) {
   auto log_store = storage::RaftLogStore::Open(engine->get());
   if (!log_store.ok()) return Fail("cannot read the raft log", log_store.status());
   if (flags.force_new_cluster) {
-    internalpb::MemberRecord self;
-    if (auto stored = (*state_machine)->members().Find(identity->member_id())) {
-      self = *stored;
-    } else {
-      self.set_id(identity->member_id());
-      self.set_name(flags.name);
-      for (const auto& url : flags.initial_advertise_peer_urls) self.add_peer_urls(url);
-    }
-    self.set_is_learner(false);
-    if (absl::Status st = ForceNewCluster(self, (*state_machine)->applied_index(), engine->get(), log_store->get());
+    if (absl::Status st = ForceNewCluster(identity->member_id(), (*state_machine)->applied_index(), engine->get(),
+                                          log_store->get());
         !st.ok()) {
       return Fail("cannot force a new cluster", st);
     }
@@ -291,7 +283,8 @@ int Serve(Flags flags) {
   ElectionTickAdvance tick_advance(&node, [&transport] { return transport.ActivePeers(); },
                                    node_options.election_ticks, node_options.tick_ms);
   // A founding member may not have applied the bootstrap membership yet: its flags name the members.
-  if (std::max(cluster->members.size(), (*state_machine)->members().List().size()) > 1) {
+  // (A member forced into a new cluster is alone, whatever its flags still name.)
+  if (!flags.force_new_cluster && std::max(cluster->members.size(), (*state_machine)->members().List().size()) > 1) {
     tick_advance.Start(flags.initial_election_tick_advance);
   }
   if (flags.initial_corrupt_check) {

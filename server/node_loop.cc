@@ -121,8 +121,15 @@ absl::Status NodeLoop::Start() {
     return cs.voters_size() == 1 && cs.voters(0) == options_.id;
   };
   if (sole_voter() || options_.replay_before_start) {
-    // The bootstrap membership must be applied before campaigning; the first Ready does that.
+    // The bootstrap membership must be applied before campaigning; the first Ready does that (a
+    // long committed backlog may take several).
     ProcessReady(SteadyMs());
+    while (options_.replay_before_start && !sole_voter() &&
+           state_machine_->applied_index() < node_->raft().log().committed()) {
+      const uint64_t before = state_machine_->applied_index();
+      ProcessReady(SteadyMs());
+      if (state_machine_->applied_index() == before) break;
+    }
     if (sole_voter()) {
       if (absl::Status st = node_->Campaign(); !st.ok()) LogWarn("campaign failed", {{"error", st.ToString()}});
     }

@@ -32,6 +32,8 @@ TEST(FlagsTest, DefaultsAndBothForms) {
   EXPECT_EQ(Parse({"--experimental-corrupt-check-time=4h"})->corrupt_check_ms, 4 * 3600 * 1000);
   EXPECT_FALSE(Parse({"--experimental-corrupt-check-time=-1s"}).ok());
   EXPECT_FALSE(Parse({"--experimental-corrupt-check-time=often"}).ok());
+  EXPECT_FALSE(Parse({"--experimental-corrupt-check-time=500us"}).ok());  // would round to 0, off
+  EXPECT_FALSE(Parse({"--experimental-corrupt-check-time=inf"}).ok());
 }
 
 TEST(FlagsTest, EtcdsLoggingRaftAndCompactionFlags) {

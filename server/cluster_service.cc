@@ -52,6 +52,7 @@ bool PromoteAppliedHere(const storage::MemberTable& members, const etcdserverpb:
 grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext* context,
                                                      const etcdserverpb::MemberListRequest* request,
                                                      etcdserverpb::MemberListResponse* response) {
+  if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (port_ == Port::kClient) {
     if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   }
@@ -95,6 +96,7 @@ grpc::ServerUnaryReactor* ClusterService::RouteToLeader(
 grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::MemberAddRequest* request,
                                                     etcdserverpb::MemberAddResponse* response) {
+  if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (!ValidPeerUrls(request->peerurls())) return FinishNow(context, errors::MemberBadUrls());
   return RouteToLeader(context, *request, response, &LeaderRouter::AddMember, AddAppliedHere);
@@ -103,6 +105,7 @@ grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* ClusterService::MemberRemove(grpc::CallbackServerContext* context,
                                                        const etcdserverpb::MemberRemoveRequest* request,
                                                        etcdserverpb::MemberRemoveResponse* response) {
+  if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return RouteToLeader(context, *request, response, &LeaderRouter::RemoveMember, RemoveAppliedHere);
 }
@@ -110,6 +113,7 @@ grpc::ServerUnaryReactor* ClusterService::MemberRemove(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerContext* context,
                                                        const etcdserverpb::MemberUpdateRequest* request,
                                                        etcdserverpb::MemberUpdateResponse* response) {
+  if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   // Permission first, as etcd: a caller without the root role learns nothing about members.
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
@@ -134,6 +138,7 @@ grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* ClusterService::MemberPromote(grpc::CallbackServerContext* context,
                                                         const etcdserverpb::MemberPromoteRequest* request,
                                                         etcdserverpb::MemberPromoteResponse* response) {
+  if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return RouteToLeader(context, *request, response, &LeaderRouter::PromoteLearner, PromoteAppliedHere);
 }

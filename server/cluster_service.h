@@ -10,14 +10,19 @@
 #include "etcdserverpb/rpc.grpc.pb.h"
 #include "server/leader_router.h"
 #include "server/member.h"
+#include "server/peer_address_check.h"
 
 namespace leasehold::server {
 
 class ClusterService final : public etcdserverpb::Cluster::CallbackService {
  public:
   enum class Port { kClient, kPeer };
-  explicit ClusterService(Member* member, Port port = Port::kClient)
-      : member_(member), port_(port), router_(member, absl::Milliseconds(member->config().request_timeout_ms)) {}
+  // On the peer port, every call is first put to `address_check` (not owned).
+  explicit ClusterService(Member* member, Port port = Port::kClient, PeerAddressCheck* address_check = nullptr)
+      : member_(member),
+        port_(port),
+        address_check_(address_check),
+        router_(member, absl::Milliseconds(member->config().request_timeout_ms)) {}
   grpc::ServerUnaryReactor* MemberList(grpc::CallbackServerContext* context,
                                        const etcdserverpb::MemberListRequest* request,
                                        etcdserverpb::MemberListResponse* response) override;
@@ -44,8 +49,14 @@ class ClusterService final : public etcdserverpb::Cluster::CallbackService {
       void (LeaderRouter::*route)(const Request&, std::function<bool()>, Member::ChangeDone<Response>),
       bool (*applied_here)(const storage::MemberTable&, const Request&, const Response&));
 
+  // The peer port's check of the caller's certificate (OK on the client port).
+  absl::Status CheckPeerAddress(const grpc::CallbackServerContext& context) {
+    return address_check_ != nullptr ? address_check_->Check(context) : absl::OkStatus();
+  }
+
   Member* member_;
   const Port port_;
+  PeerAddressCheck* const address_check_;
   LeaderRouter router_;  // membership changes' way to the leader
 };
 

@@ -192,19 +192,8 @@ const std::map<std::string, FlagSpec>& Specs() {
                                                            "a compaction deletes the old versions in the one RocksDB write that applies it",
                                                            IsPositiveCount)}},
       {"experimental-peer-skip-client-san-verification",
-       {"etcd's switch for checking a peer's client certificate against its address: Leasehold never makes that check, so true is what it does; false is accepted with a warning.",
-        [](Flags* f, const std::string& v) {
-          bool skip = false;
-          if (!ParseBool(v, &skip)) return false;
-          if (!skip) {
-            f->ineffective_flags.emplace_back("experimental-peer-skip-client-san-verification",
-                                              "Leasehold does not check a peer's client certificate against the "
-                                              "address it connects from (it verifies the chain, --peer-cert-allowed-cn "
-                                              "and --peer-cert-allowed-hostname)");
-          }
-          return true;
-        },
-        true}},
+       {"Under --peer-client-cert-auth, do not check that a peer's certificate names the address it connects from (its IP, or a DNS name resolving to it); default false.",
+        [](Flags* f, const std::string& v) { return ParseBool(v, &f->peer_tls.skip_client_san_verify); }, true}},
       {"log-package-levels", {"capnslog's per-package log levels: no effect here (use --log-level).",
                               [](Flags* f, const std::string& v) {
                                 if (!v.empty()) {

@@ -28,6 +28,9 @@ struct TlsFiles {
   // etcd's --cipher-suites, as an OpenSSL cipher list for TLS 1.2 (cipher_suites.h); empty: the
   // library's defaults.
   std::string cipher_list;
+  // etcd's --experimental-peer-skip-client-san-verification: peers' client certificates are not
+  // checked against their addresses (peer_address_check.h). Peer port only.
+  bool skip_client_san_verify = false;
 };
 
 struct Flags {

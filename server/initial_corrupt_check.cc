@@ -47,6 +47,7 @@ PeerHash AskPeerHash(const internalpb::MemberRecord& peer, int64_t revision, con
 grpc::ServerUnaryReactor* PeerHashKvService::HashKV(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::HashKVRequest* request,
                                                     etcdserverpb::HashKVResponse* response) {
+  if (absl::Status st = address_check_->Check(*context); !st.ok()) return FinishNow(context, st);
   return FinishNow(context, AnswerHashKv(*member_, *request, response));
 }
 

@@ -17,6 +17,7 @@
 #include "etcdserverpb/rpc.grpc.pb.h"
 #include "server/flags.h"
 #include "server/member.h"
+#include "server/peer_address_check.h"
 
 namespace leasehold::server {
 
@@ -25,12 +26,14 @@ namespace leasehold::server {
 // Maintenance method with its "not implemented" status, as for any method a server does not offer.
 class PeerHashKvService final : public etcdserverpb::Maintenance::CallbackService {
  public:
-  explicit PeerHashKvService(Member* member) : member_(member) {}
+  // Neither pointer is owned; every call is first put to `address_check`.
+  PeerHashKvService(Member* member, PeerAddressCheck* address_check) : member_(member), address_check_(address_check) {}
   grpc::ServerUnaryReactor* HashKV(grpc::CallbackServerContext* context, const etcdserverpb::HashKVRequest* request,
                                    etcdserverpb::HashKVResponse* response) override;
 
  private:
   Member* const member_;
+  PeerAddressCheck* const address_check_;
 };
 
 // One peer's answer: its hash and compact revision, or why it gave none.

@@ -261,7 +261,8 @@ int Serve(Flags flags) {
   Member member(config, engine->get(), state_machine->get(), &node, &forwarder, &tokens);
 
   // The peer port first, so the node can hear its peers as soon as it starts.
-  PeerService peer_service(&member, &node);
+  PeerAddressCheck peer_address_check(flags.peer_tls.client_cert_auth && !flags.peer_tls.skip_client_san_verify);
+  PeerService peer_service(&member, &node, &peer_address_check);
   grpc::ServerBuilder peer_builder;
   if (absl::Status st = AddListeners(peer_builder, flags.listen_peer_urls, flags.peer_tls, "peer"); !st.ok()) {
     return Fail("bad --listen-peer-urls", st);
@@ -270,10 +271,10 @@ int Serve(Flags flags) {
   peer_builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
   peer_builder.RegisterService(&peer_service);
   // Where joining members look themselves up.
-  ClusterService peer_cluster_service(&member, ClusterService::Port::kPeer);
+  ClusterService peer_cluster_service(&member, ClusterService::Port::kPeer, &peer_address_check);
   peer_builder.RegisterService(&peer_cluster_service);
   // Where members compare their data (--experimental-initial-corrupt-check).
-  PeerHashKvService peer_hash_service(&member);
+  PeerHashKvService peer_hash_service(&member, &peer_address_check);
   peer_builder.RegisterService(&peer_hash_service);
   std::unique_ptr<grpc::Server> peer_server = peer_builder.BuildAndStart();
   if (peer_server == nullptr) {

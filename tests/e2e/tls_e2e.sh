@@ -245,6 +245,44 @@ check_match "while it logged that it cannot reach them" '"msg":"peer became inac
 OTHER=$((3 - LEADER))
 check "the other trusted member has the write" "$(printf 'over-peer-tls\nyes')" "$(ctl_at "$OTHER" get over-peer-tls --consistency=s 2>&1)"
 
+# --- etcd's check of a peer's client certificate against the address it connects from: a member on
+# 127.0.0.2 whose certificate names only 127.0.0.2 dials its peers from 127.0.0.1, so they refuse
+# it, unless they run with --experimental-peer-skip-client-san-verification. ---
+cluster_stop_all
+cert far ca IP:127.0.0.2
+HOST=(x 127.0.0.1 127.0.0.1 127.0.0.2)
+san_cluster() { # run extra-flags-for-members-1-and-2...
+  for i in 1 2 3; do CPORT[$i]=$(free_port); PPORT[$i]=$(free_port); done
+  local initial="m1=https://${HOST[1]}:${PPORT[1]},m2=https://${HOST[2]}:${PPORT[2]},m3=https://${HOST[3]}:${PPORT[3]}"
+  local run=$1; shift
+  for i in 1 2 3; do
+    local certname=peer extra=("$@")
+    [ "$i" = 3 ] && certname=far extra=()
+    "$LEASEHOLD_BIN" --name "m$i" --data-dir "$E2E_DIR/san$run-$i" \
+      --listen-client-urls "http://127.0.0.1:${CPORT[$i]}" --listen-peer-urls "https://${HOST[$i]}:${PPORT[$i]}" \
+      --initial-advertise-peer-urls "https://${HOST[$i]}:${PPORT[$i]}" --initial-cluster "$initial" \
+      --initial-cluster-token "san$run-$$" --listen-blob-urls= --peer-cert-file "$PKI/$certname.crt" \
+      --peer-key-file "$PKI/$certname.key" --peer-trusted-ca-file "$PKI/ca.crt" --peer-client-cert-auth \
+      "${extra[@]}" >>"$E2E_DIR/san$run-$i.log" 2>&1 &
+    CPID[$i]=$!
+  done
+}
+san_cluster 1
+LEADER=$(leader_index)
+check_match "members 1 and 2 elect a leader" '^[12]$' "$LEADER"
+check "and take writes" OK "$(ctl_at "$LEADER" put san yes 2>&1)"
+for _ in $(seq 1 50); do grep -q 'x509: certificate is valid for 127.0.0.2, not 127.0.0.1' "$E2E_DIR"/san1-[12].log && break; sleep 0.1; done
+check_match "a member whose certificate names another address is refused, in etcd's words" \
+  '"msg":"rejected connection","port":"peer","remote-addr":"ipv4:127.0.0.1:[0-9]+","error":"x509: certificate is valid for 127.0.0.2, not 127.0.0.1"' \
+  "$(cat "$E2E_DIR"/san1-[12].log)"
+cluster_stop_all
+san_cluster 2 --experimental-peer-skip-client-san-verification
+LEADER=$(leader_index)
+check "with --experimental-peer-skip-client-san-verification it is let in" OK "$(ctl_at "$LEADER" put san yes 2>&1)"
+for _ in $(seq 1 50); do [ -n "$(ctl_at 3 get san --consistency=s 2>/dev/null)" ] && break; sleep 0.1; done
+check "it has the write" "$(printf 'san\nyes')" "$(ctl_at 3 get san --consistency=s 2>&1)"
+check "and nobody was refused" 0 "$(cat "$E2E_DIR"/san2-[123].log | grep -c '"msg":"rejected connection"')"
+
 # --- etcd's --peer-auto-tls and --auto-tls: members that made their own certificates. Traffic is
 # encrypted, nobody is verified: peers trust each other's, clients must skip verification. ---
 cluster_stop_all

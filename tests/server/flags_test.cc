@@ -74,8 +74,8 @@ TEST(FlagsTest, EtcdsFlagsWithNothingToActOnAreAcceptedAndNamed) {
   EXPECT_FALSE(Parse({"--experimental-compaction-batch-limit=0"}).ok());
   EXPECT_TRUE(Parse({"--log-package-levels="})->ineffective_flags.empty());
   EXPECT_EQ(Parse({"--log-package-levels=etcdserver=DEBUG"})->ineffective_flags.size(), 1u);
-  EXPECT_TRUE(Parse({"--experimental-peer-skip-client-san-verification"})->ineffective_flags.empty());
-  EXPECT_EQ(Parse({"--experimental-peer-skip-client-san-verification=false"})->ineffective_flags.size(), 1u);
+  EXPECT_FALSE(Parse({})->peer_tls.skip_client_san_verify);
+  EXPECT_TRUE(Parse({"--experimental-peer-skip-client-san-verification"})->peer_tls.skip_client_san_verify);
 }
 
 TEST(FlagsTest, FeaturesNotServedAreAcceptedOnlyOff) {

@@ -90,6 +90,18 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                     .Help("The latency distributions of fsync called by the Raft log (whole synced write).")
                     .Register(r)
                     .Add({}, buckets);
+  backend_commit_ = &prometheus::BuildHistogram()
+                         .Name("etcd_disk_backend_commit_duration_seconds")
+                         .Help("The latency distributions of commit called by backend (an applied group's write).")
+                         .Register(r)
+                         .Add({}, buckets);
+  proposals_failed_ = NewCounter(r, "etcd_server_proposals_failed_total", "The total number of failed proposals seen.");
+  proposals_pending_ = NewGauge(r, "etcd_server_proposals_pending", "The current number of pending proposals to commit.");
+  quota_backend_bytes_ = NewGauge(r, "etcd_server_quota_backend_bytes", "Current backend storage quota size in bytes.");
+  peer_sent_failures_ = &prometheus::BuildCounter()
+                             .Name("etcd_network_peer_sent_failures_total")
+                             .Help("The total number of send failures from peers.")
+                             .Register(r);
   blob_answers_ = &prometheus::BuildCounter()
                        .Name("leasehold_blob_requests_total")
                        .Help("Azure Blob adapter answers by HTTP status.")
@@ -102,6 +114,13 @@ void Metrics::CountSlowReadIndex() { slow_read_indexes_->Increment(); }
 void Metrics::CountExpiredRevokes(uint64_t count) { expired_revokes_->Increment(static_cast<double>(count)); }
 
 void Metrics::ObserveWalFsync(double seconds) { wal_fsync_->Observe(seconds); }
+void Metrics::ObserveBackendCommit(double seconds) { backend_commit_->Observe(seconds); }
+void Metrics::CountProposalFailed() { proposals_failed_->Increment(); }
+
+void Metrics::CountPeerSendFailures(const std::string& to, uint64_t count) {
+  // Family::Add returns the same counter for the same labels; members are few.
+  if (count > 0) peer_sent_failures_->Add({{"To", to}}).Increment(static_cast<double>(count));
+}
 
 void Metrics::CountBlobAnswer(int status) {
   if (status < 100 || status >= 600) return;
@@ -121,6 +140,8 @@ std::string Metrics::Render(Member& member) {
   is_leader_->Set(member.IsLeader() ? 1 : 0);
   proposals_committed_->Set(static_cast<double>(proposer.committed_index()));
   proposals_applied_->Set(static_cast<double>(proposer.applied_index()));
+  proposals_pending_->Set(static_cast<double>(proposer.pending_proposals()));
+  quota_backend_bytes_->Set(static_cast<double>(member.config().quota_backend_bytes));
   db_size_->Set(static_cast<double>(member.engine().ApproximateSize()));
   revision_->Set(static_cast<double>(member.state_machine().revision()));
   leases_->Set(static_cast<double>(member.state_machine().leases().size()));

@@ -33,6 +33,10 @@ class Metrics {
   void CountSlowReadIndex();                // etcd_server_slow_read_indexes_total (etcd 3.5's)
   void CountExpiredRevokes(uint64_t count);  // leasehold_lease_expired_revokes_total
   void ObserveWalFsync(double seconds);      // etcd_disk_wal_fsync_duration_seconds
+  void ObserveBackendCommit(double seconds);  // etcd_disk_backend_commit_duration_seconds
+  void CountProposalFailed();                // etcd_server_proposals_failed_total
+  // etcd_network_peer_sent_failures_total{To}: `count` messages to member `to` (hex id) not sent.
+  void CountPeerSendFailures(const std::string& to, uint64_t count);
   void CountBlobAnswer(int status);          // leasehold_blob_requests_total{code}
   void SetServerVersion(const std::string& version);  // etcd_server_version{server_version} 1
   // grpc_server_started_total, _handled_total, _msg_received_total, _msg_sent_total (grpc_metrics.h
@@ -55,6 +59,11 @@ class Metrics {
   prometheus::Counter* slow_read_indexes_;
   prometheus::Counter* expired_revokes_;
   prometheus::Histogram* wal_fsync_;
+  prometheus::Histogram* backend_commit_;
+  prometheus::Counter* proposals_failed_;
+  prometheus::Gauge* proposals_pending_;
+  prometheus::Gauge* quota_backend_bytes_;
+  prometheus::Family<prometheus::Counter>* peer_sent_failures_;
   prometheus::Family<prometheus::Counter>* blob_answers_;
   prometheus::Family<prometheus::Gauge>* server_version_;
   prometheus::Family<prometheus::Counter>* grpc_started_;

@@ -296,6 +296,7 @@ void NodeLoop::Run() {
       next_sweep = now + 100;
     }
     lease_valid_.store(node_->LeaseValid(), std::memory_order_relaxed);
+    pending_proposals_.store(static_cast<int64_t>(waiters_.size() + held_.proposals.size()), std::memory_order_relaxed);
     const bool sole_member_leader = node_->SoleMemberLeader();
     if (sole_member_leader && !sole_member_leader_.load(std::memory_order_relaxed)) {
       sole_member_read_floor_.store(node_->raft().log().LastIndex(), std::memory_order_release);
@@ -678,7 +679,10 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
     }
     if (promote_pending_ && e.term() == node_->raft().term()) promote = true;
   }
+  const auto flush_start = std::chrono::steady_clock::now();
   state_machine_->FlushApplied();
+  Metrics::Get().ObserveBackendCommit(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - flush_start).count());
   group->revision = state_machine_->revision();
   if (promote && node_->raft().role() == raft::Role::kLeader) {
     promote_pending_ = false;
@@ -874,7 +878,15 @@ void NodeLoop::Respond() {
       const std::function<void()> answer = [&group, &answered] {
         if (answered) return;
         answered = true;
-        for (auto& [done, result] : group.completions) done(std::move(result));
+        for (auto& [done, result] : group.completions) {
+          // As etcd counts them: proposals that timed out, lost their leader or were given up.
+          const absl::Status& st = result.status;
+          if ((absl::IsUnavailable(st) || absl::IsCancelled(st) || absl::IsDeadlineExceeded(st)) &&
+              st != errors::Stopped()) {
+            Metrics::Get().CountProposalFailed();
+          }
+          done(std::move(result));
+        }
         for (auto& [done, status] : group.status_completions) done(status);
       };
       // The observer answers the writers midway through its watchers (see WatchHub::Publish).

@@ -109,6 +109,7 @@ class NodeLoop : public Proposer {
   void Propose(internalpb::InternalRequest entry, Done done, Abandoned abandoned) override;
   uint64_t committed_index() const override { return committed_.load(std::memory_order_relaxed); }
   uint64_t applied_index() const override { return state_machine_->applied_index(); }
+  int64_t pending_proposals() const override { return pending_proposals_.load(std::memory_order_relaxed); }
   uint64_t term() const override { return term_.load(std::memory_order_relaxed); }
 
   // Proposes a membership change; `done` gets OK once it is applied here.
@@ -185,6 +186,10 @@ class NodeLoop : public Proposer {
     std::vector<std::pair<Done, storage::ApplyResult>> completions;
     std::vector<std::pair<StatusDone, absl::Status>> status_completions;
   };
+
+  // Proposals waiting for their entries to apply or for a leader (waiters_ and held_), as of the
+  // loop's last round.
+  std::atomic<int64_t> pending_proposals_{0};
 
   absl::Status Bootstrap();
   void Run();

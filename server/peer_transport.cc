@@ -6,6 +6,7 @@
 #include "leasehold/peer.grpc.pb.h"
 #include "server/flags.h"
 #include "server/log.h"
+#include "server/metrics.h"
 #include "server/tls.h"
 
 namespace leasehold::server {
@@ -35,7 +36,9 @@ class PeerTransport::Peer {
 
   void Enqueue(std::vector<raftpb::Message>& messages, size_t begin, size_t end) {
     absl::MutexLock lock(&mu_);
-    for (size_t i = begin; i < end && queue_.size() < kMaxQueuedMessages; ++i) queue_.push_back(std::move(messages[i]));
+    size_t i = begin;
+    for (; i < end && queue_.size() < kMaxQueuedMessages; ++i) queue_.push_back(std::move(messages[i]));
+    if (i < end) Metrics::Get().CountPeerSendFailures(absl::StrCat(absl::Hex(id_)), end - i);  // dropped
   }
 
   std::shared_ptr<grpc::Channel> Channel() {
@@ -103,6 +106,7 @@ class PeerTransport::Peer {
         }
       }
       bool ok = true;
+      const size_t batched = batch.size();
       for (size_t start = 0; start < batch.size() && ok;) {
         peerpb::MessageBatch out;
         out.set_cluster_id(transport_->cluster_id_);
@@ -137,6 +141,8 @@ class PeerTransport::Peer {
         context_.reset();
         // The peer is down: drop what queued meanwhile and retry a little later.
         mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(100));
+        // The failed stream's batch counts whole (how much of it arrived is not known).
+        Metrics::Get().CountPeerSendFailures(absl::StrCat(absl::Hex(id_)), batched + queue_.size());
         queue_.clear();
       }
     }

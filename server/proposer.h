@@ -42,6 +42,8 @@ class Proposer {
   // Highest log index known committed, highest applied, and the current Raft term.
   virtual uint64_t committed_index() const = 0;
   virtual uint64_t applied_index() const = 0;
+  // Proposals made through this member and not yet answered (etcd_server_proposals_pending).
+  virtual int64_t pending_proposals() const = 0;
   virtual uint64_t term() const = 0;
   // The current leader's member id (0 when none is known).
   virtual uint64_t leader_id() const = 0;

@@ -207,6 +207,20 @@ check "healed: every member reads the write" "healed healed healed" \
   "$(for i in 1 2 3; do ctl_at "$i" get healed --keys-only | head -1; done | tr '\n' ' ' | sed 's/ $//')"
 check "healed: the write whose client gave up while there was no leader was dropped, as on etcd" "" \
   "$(ctl_at "$L" get lonely --print-value-only)"
+# etcd's metrics for what just happened, as its alerting rules read them.
+METRICS=$(curl -s -m 5 "http://127.0.0.1:${MPORT[$L]}/metrics")
+metric() { awk -v name="$1" '$1 == name { print $2 }' <<<"$METRICS"; }
+check "metrics: messages to the stopped member counted as failed sends" 1 \
+  "$(awk -v n="etcd_network_peer_sent_failures_total{To=\"$(member_hex "$F")\"}" '$1 == n { print ($2 > 0) }' <<<"$METRICS")"
+check "metrics: the given-up write counted as a failed proposal" 1 "$(metric etcd_server_proposals_failed_total | awk '{ print ($1 >= 1) }')"
+# (A lease checkpoint may be on its way when scraped: it is answered within moments.)
+for _ in $(seq 1 50); do
+  [ "$(curl -s -m 5 "http://127.0.0.1:${MPORT[$L]}/metrics" | awk '$1 == "etcd_server_proposals_pending" { print $2 }')" = 0 ] && break
+  sleep 0.1
+done
+check "metrics: nothing pending once healed" 0 "$(curl -s -m 5 "http://127.0.0.1:${MPORT[$L]}/metrics" | awk '$1 == "etcd_server_proposals_pending" { print $2 }')"
+check "metrics: backend commits timed" 1 "$(metric etcd_disk_backend_commit_duration_seconds_count | awk '{ print ($1 > 0) }')"
+check "metrics: the quota" 2147483648 "$(metric etcd_server_quota_backend_bytes)"
 
 # Membership changes under load: add a fourth member, which joins and catches up; remove it again.
 ( for n in $(seq 1 200); do ctl_at "$L" put "load/$n" "$n" >/dev/null 2>&1; done ) &

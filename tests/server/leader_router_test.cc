@@ -48,6 +48,7 @@ class LeaderSwitch : public Proposer {
   uint64_t leader_id() const override { return leader.load(); }
   bool lease_valid() const override { return leader.load() == kSelf; }
   uint64_t leading_term() const override { return leader.load() == kSelf ? 2 : 0; }
+  int64_t pending_proposals() const override { return 0; }
 
   std::atomic<uint64_t> leader{0};
   absl::Mutex mu;

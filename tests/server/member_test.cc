@@ -24,6 +24,7 @@ class FakeProposer : public Proposer {
   uint64_t leader_id() const override { return 1; }
   bool lease_valid() const override { return true; }
   uint64_t leading_term() const override { return 1; }
+  int64_t pending_proposals() const override { return 0; }
 
   uint64_t committed = 0;
   uint64_t applied = 0;

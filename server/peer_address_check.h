@@ -1,21 +1,25 @@
 // etcd's check of a peer's client certificate against the address it connects from, made on the
 // peer port when peers must present certificates (--peer-client-cert-auth) unless
-// --experimental-peer-skip-client-san-verification is set. As etcd's: a certificate with IP
-// subject alternative names must name the address; one without, but with DNS names, must have a
-// name that resolves to it; one with neither passes. So a certificate copied to another machine
-// cannot stand in for a member.
+// --experimental-peer-skip-client-san-verification is set: a certificate that names IP addresses
+// (subject alternative names) must name the one the peer connects from, so a certificate copied to
+// another machine cannot stand in for a member.
+//
+// Only that half of etcd's check is made. etcd also lets in a certificate whose IPs do not match
+// but one of whose DNS names resolves to the address (by reverse and forward lookups); here a
+// certificate with DNS names passes whatever its IPs, as does one with no names: DNS lookups would
+// block gRPC's threads, and a failed one would lock a member out.
 //
 // etcd closes such a connection after the handshake; gRPC gives no hook there, so every call on
-// the peer port is checked before it does anything, and refused with PermissionDenied. Outcomes are
-// kept per connection (its address and certificate), so DNS is asked once per connection.
+// the peer port is checked before it does anything, and refused with PermissionDenied. Outcomes
+// depend only on the address and the certificate, so they are kept per connection.
 //
 // Thread-safe.
 #pragma once
 
-#include <functional>
+#include <cstdint>
 #include <map>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include <openssl/types.h>
 
@@ -33,11 +37,10 @@ namespace leasehold::server {
 // possibly %-encoded), or empty when it holds none (a Unix socket).
 std::string IpOfGrpcPeer(const std::string& peer);
 
-// The rule itself, for certificate `cert` and address `ip`; `resolve` gives a DNS name's addresses.
-// PermissionDenied with etcd's reason ("x509: certificate is valid for 10.0.0.2, not 10.0.0.1",
-// "tls: \"10.0.0.1\" does not match any of DNSNames [\"a.example\"]").
-absl::Status CheckCertificateAddress(X509* cert, const std::string& ip,
-                                     const std::function<std::vector<std::string>(const std::string&)>& resolve);
+// The rule itself, for certificate `cert` and address `ip`: PermissionDenied with Go's reason
+// ("x509: certificate is valid for 10.0.0.2, not 10.0.0.1") when the certificate names IP
+// addresses, none of them `ip`, and no DNS name; also for a malformed IP name.
+absl::Status CheckCertificateAddress(X509* cert, const std::string& ip);
 
 class PeerAddressCheck {
  public:
@@ -51,8 +54,9 @@ class PeerAddressCheck {
  private:
   const bool enabled_;
   absl::Mutex mu_;
-  // By peer address and certificate; cleared when it grows past a bound (connections come and go).
-  std::map<std::string, absl::Status> outcomes_ ABSL_GUARDED_BY(mu_);
+  // By gRPC peer name (one per connection) and a hash of the certificate; cleared when it grows
+  // past a bound (connections come and go).
+  std::map<std::pair<std::string, uint64_t>, absl::Status> outcomes_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace leasehold::server

@@ -24,18 +24,14 @@ TEST(IpOfGrpcPeerTest, TakesTheAddressOutOfGrpcsPeerName) {
 
 class CheckCertificateAddressTest : public ::testing::Test {
  protected:
-  // A certificate naming `hosts` (IPs as IP SANs, names as DNS SANs).
+  // A certificate naming `hosts` (IPs as IP SANs, names as DNS SANs); null when it cannot be made.
   std::unique_ptr<X509, void (*)(X509*)> Cert(const std::vector<std::string>& hosts) {
     TlsFiles files;
-    EXPECT_TRUE(EnsureSelfSignedCert(dir_.Sub(std::to_string(made_++)), hosts, &files).ok());
+    if (!EnsureSelfSignedCert(dir_.Sub(std::to_string(made_++)), hosts, &files).ok()) return {nullptr, X509_free};
     std::ifstream in(files.cert_file);
     std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::unique_ptr<BIO, int (*)(BIO*)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
     return {PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), X509_free};
-  }
-  static std::vector<std::string> Resolve(const std::string& name) {
-    if (name == "node.example") return {"10.0.0.5", "fd00::5"};
-    return {};
   }
 
   testing::TempDir dir_;
@@ -44,27 +40,25 @@ class CheckCertificateAddressTest : public ::testing::Test {
 
 TEST_F(CheckCertificateAddressTest, AnIpNamedInTheCertificate) {
   auto cert = Cert({"127.0.0.2", "10.0.0.9"});
-  EXPECT_TRUE(CheckCertificateAddress(cert.get(), "10.0.0.9", Resolve).ok());
-  EXPECT_TRUE(CheckCertificateAddress(cert.get(), "::ffff:127.0.0.2", Resolve).ok());  // the same address
-  absl::Status refused = CheckCertificateAddress(cert.get(), "127.0.0.1", Resolve);
+  ASSERT_NE(cert, nullptr);
+  EXPECT_TRUE(CheckCertificateAddress(cert.get(), "10.0.0.9").ok());
+  EXPECT_TRUE(CheckCertificateAddress(cert.get(), "::ffff:127.0.0.2").ok());  // the same address
+  absl::Status refused = CheckCertificateAddress(cert.get(), "127.0.0.1");
   EXPECT_TRUE(absl::IsPermissionDenied(refused));
   EXPECT_EQ(std::string(refused.message()), "x509: certificate is valid for 10.0.0.9, 127.0.0.2, not 127.0.0.1");
 }
 
-TEST_F(CheckCertificateAddressTest, ADnsNameThatResolvesToTheAddress) {
-  auto cert = Cert({"node.example", "other.example"});
-  EXPECT_TRUE(CheckCertificateAddress(cert.get(), "10.0.0.5", Resolve).ok());
-  EXPECT_TRUE(CheckCertificateAddress(cert.get(), "fd00::5", Resolve).ok());
-  absl::Status refused = CheckCertificateAddress(cert.get(), "10.0.0.6", Resolve);
-  EXPECT_TRUE(absl::IsPermissionDenied(refused));
-  EXPECT_EQ(std::string(refused.message()), "tls: \"10.0.0.6\" does not match any of DNSNames [\"node.example\" \"other.example\"]");
-}
-
-TEST_F(CheckCertificateAddressTest, IpsFirstThenNames) {
-  auto cert = Cert({"10.0.0.9", "node.example"});
-  EXPECT_TRUE(CheckCertificateAddress(cert.get(), "10.0.0.9", Resolve).ok());
-  EXPECT_TRUE(CheckCertificateAddress(cert.get(), "10.0.0.5", Resolve).ok());  // by its name
-  EXPECT_TRUE(absl::IsPermissionDenied(CheckCertificateAddress(cert.get(), "10.0.0.7", Resolve)));
+TEST_F(CheckCertificateAddressTest, ACertificateWithDnsNamesOrNoNamesPasses) {
+  // etcd would look its DNS names up; that half of the check is not made here.
+  auto named = Cert({"10.0.0.9", "node.example"});
+  ASSERT_NE(named, nullptr);
+  EXPECT_TRUE(CheckCertificateAddress(named.get(), "10.0.0.7").ok());
+  auto dns_only = Cert({"node.example"});
+  ASSERT_NE(dns_only, nullptr);
+  EXPECT_TRUE(CheckCertificateAddress(dns_only.get(), "10.0.0.7").ok());
+  auto unnamed = Cert({});
+  ASSERT_NE(unnamed, nullptr);
+  EXPECT_TRUE(CheckCertificateAddress(unnamed.get(), "10.0.0.7").ok());
 }
 
 }  // namespace

@@ -97,6 +97,8 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                          .Add({}, buckets);
   proposals_failed_ = NewCounter(r, "etcd_server_proposals_failed_total", "The total number of failed proposals seen.");
   proposals_pending_ = NewGauge(r, "etcd_server_proposals_pending", "The current number of pending proposals to commit.");
+  db_size_in_use_ = NewGauge(r, "etcd_mvcc_db_total_size_in_use_in_bytes",
+                             "Total size of the underlying database logically in use in bytes.");
   quota_backend_bytes_ = NewGauge(r, "etcd_server_quota_backend_bytes", "Current backend storage quota size in bytes.");
   peer_sent_failures_ = &prometheus::BuildCounter()
                              .Name("etcd_network_peer_sent_failures_total")
@@ -143,6 +145,7 @@ std::string Metrics::Render(Member& member) {
   proposals_pending_->Set(static_cast<double>(proposer.pending_proposals()));
   quota_backend_bytes_->Set(static_cast<double>(member.config().quota_backend_bytes));
   db_size_->Set(static_cast<double>(member.engine().ApproximateSize()));
+  db_size_in_use_->Set(static_cast<double>(member.engine().ApproximateLiveSize()));
   revision_->Set(static_cast<double>(member.state_machine().revision()));
   leases_->Set(static_cast<double>(member.state_machine().leases().size()));
   size_t blobs = 0;

@@ -63,6 +63,7 @@ class Metrics {
   prometheus::Counter* proposals_failed_;
   prometheus::Gauge* proposals_pending_;
   prometheus::Gauge* quota_backend_bytes_;
+  prometheus::Gauge* db_size_in_use_;
   prometheus::Family<prometheus::Counter>* peer_sent_failures_;
   prometheus::Family<prometheus::Counter>* blob_answers_;
   prometheus::Family<prometheus::Gauge>* server_version_;

@@ -231,10 +231,8 @@ absl::Status Engine::CompactAll() {
   return absl::OkStatus();
 }
 
-int64_t Engine::ApproximateSize() const {
-  uint64_t sst = 0, wal = 0, mem = 0;
-  db_->GetIntProperty("rocksdb.total-sst-files-size", &sst);
-  db_->GetIntProperty("rocksdb.cur-size-all-mem-tables", &mem);
+uint64_t Engine::LogBytes() const {
+  uint64_t wal = 0;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(log_dir_, ec)) {
     if (entry.path().extension() != ".log") continue;
@@ -242,7 +240,19 @@ int64_t Engine::ApproximateSize() const {
     std::optional<uint64_t> held = file_system_->OpenLogBytes(entry.path().filename().string());
     wal += held ? *held : entry.file_size(ec);
   }
-  return static_cast<int64_t>(sst + wal);
+  return wal;
+}
+
+int64_t Engine::ApproximateSize() const {
+  uint64_t sst = 0;
+  db_->GetIntProperty("rocksdb.total-sst-files-size", &sst);
+  return static_cast<int64_t>(sst + LogBytes());
+}
+
+int64_t Engine::ApproximateLiveSize() const {
+  uint64_t live = 0;
+  db_->GetIntProperty("rocksdb.estimate-live-data-size", &live);
+  return static_cast<int64_t>(live + LogBytes());
 }
 
 absl::StatusOr<uint64_t> Engine::GetMetaU64(std::string_view name) const {

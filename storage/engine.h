@@ -62,11 +62,17 @@ class Engine {
   absl::Status CompactAll();
   // Approximate bytes on disk (SST files plus WAL).
   int64_t ApproximateSize() const;
+  // Approximate bytes of data in use: RocksDB's estimate of the live data in its SST files (without
+  // overwritten or deleted versions) plus the write-ahead log, which holds what is not in them yet.
+  // At most ApproximateSize(); roughly what a compaction of the whole key space (CompactAll) leaves.
+  int64_t ApproximateLiveSize() const;
 
   absl::StatusOr<uint64_t> GetMetaU64(std::string_view name) const;  // 0 when absent
   static void PutMetaU64(rocksdb::WriteBatch* batch, std::string_view name, uint64_t value);
 
  private:
+  // Bytes the write-ahead logs hold.
+  uint64_t LogBytes() const;
   Engine(std::shared_ptr<WalFileSystem> file_system, std::unique_ptr<rocksdb::Env> env,
          std::unique_ptr<rocksdb::DB> db, std::string log_dir)
       : file_system_(std::move(file_system)), env_(std::move(env)), db_(std::move(db)), log_dir_(std::move(log_dir)) {}

@@ -224,6 +224,8 @@ done
 check "metrics: nothing pending once healed" 0 "$(curl -s -m 5 "http://127.0.0.1:${MPORT[$L]}/metrics" | awk '$1 == "etcd_server_proposals_pending" { print $2 }')"
 check "metrics: backend commits timed" 1 "$(metric etcd_disk_backend_commit_duration_seconds_count | awk '{ print ($1 > 0) }')"
 check "metrics: the quota" 2147483648 "$(metric etcd_server_quota_backend_bytes)"
+check "metrics: data in use, no more than the size on disk and log" 1 \
+  "$(awk -v used="$(metric etcd_mvcc_db_total_size_in_use_in_bytes)" -v total="$(metric etcd_mvcc_db_total_size_in_bytes)" 'BEGIN { print (used > 0 && used <= total) }')"
 
 # Membership changes under load: add a fourth member, which joins and catches up; remove it again.
 ( for n in $(seq 1 200); do ctl_at "$L" put "load/$n" "$n" >/dev/null 2>&1; done ) &

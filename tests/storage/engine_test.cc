@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <random>
 
 #include "storage/temp_dir.h"
 
@@ -41,6 +42,27 @@ TEST(EngineTest, SizeCountsWhatTheLogHoldsNotItsPreallocation) {
   const int64_t size = (*engine)->ApproximateSize();
   EXPECT_GE(size, 10000);
   EXPECT_LT(size, 100000);
+}
+
+// The size on disk holds every version of a key until a compaction; the live-size estimate holds
+// only the latest once old ones are compacted away.
+TEST(EngineTest, LiveSizeLeavesOutOverwrittenVersions) {
+  testing::TempDir dir;
+  auto engine = Engine::Open(dir.Sub("db"));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  std::mt19937_64 random(7);
+  for (int version = 0; version < 20; ++version) {
+    std::string value(10000, '\0');
+    for (char& c : value) c = static_cast<char>(random());  // incompressible
+    rocksdb::WriteBatch batch;
+    batch.Put("k", value);
+    ASSERT_TRUE((*engine)->Write(&batch, false).ok());
+  }
+  EXPECT_GE((*engine)->ApproximateSize(), 200000);  // every version, in the log
+  EXPECT_GE((*engine)->ApproximateLiveSize(), 10000);
+  ASSERT_TRUE((*engine)->CompactAll().ok());
+  EXPECT_GE((*engine)->ApproximateLiveSize(), 10000);
+  EXPECT_LT((*engine)->ApproximateLiveSize(), 40000);  // the latest only
 }
 
 // A data dir whose parents do not exist yet is created with them, each private to its owner, as

@@ -344,6 +344,12 @@ int Serve(Flags flags) {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(flags.grpc_keepalive_interval_ms));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(flags.grpc_keepalive_timeout_ms));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
+  // No answer of gRPC's own when a call's deadline passes: it would reach a client a moment before
+  // the client's own timer fires, and etcd's Go client re-sends any call, a write included, that the
+  // server answered DeadlineExceeded before its deadline, while the first copy may still apply (see
+  // docs/client-retries.md). The client ends the call itself at its deadline; until then every
+  // answer is etcd's (a proposal that cannot finish gets "request timed out", Unavailable).
+  builder.AddChannelArgument(GRPC_ARG_ENABLE_DEADLINE_CHECKS, 0);
   // A client opening more streams on one connection waits for one to end (HTTP/2's limit).
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              static_cast<int>(std::min<int64_t>(flags.max_concurrent_streams, std::numeric_limits<int>::max())));

@@ -385,6 +385,13 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
           std::move(done), absl::IsFailedPrecondition(st) ? errors::NotLeader() : errors::BadLeaderTransferee());
     }
   }
+  // A caller that gave up (its client cancelled, or its deadline passed) while its proposal waited in
+  // the inbox gets no late write: the client may already have sent it again elsewhere.
+  std::erase_if(inbox.proposals, [&failed](PendingProposal& p) {
+    if (!p.abandoned || !p.abandoned()) return false;
+    failed.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::RequestCancelled()));
+    return true;
+  });
   if (!inbox.proposals.empty()) {
     std::vector<std::string> data;
     data.reserve(inbox.proposals.size());
@@ -881,8 +888,7 @@ void NodeLoop::Respond() {
         for (auto& [done, result] : group.completions) {
           // As etcd counts them: proposals that timed out, lost their leader or were given up.
           const absl::Status& st = result.status;
-          if ((absl::IsUnavailable(st) || absl::IsCancelled(st) || absl::IsDeadlineExceeded(st)) &&
-              st != errors::Stopped()) {
+          if ((absl::IsUnavailable(st) || st == errors::RequestCancelled()) && st != errors::Stopped()) {
             Metrics::Get().CountProposalFailed();
           }
           done(std::move(result));

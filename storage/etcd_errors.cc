@@ -15,7 +15,7 @@ absl::Status DuplicateKey() {
 absl::Status RequestTooLarge() {
   return absl::InvalidArgumentError("etcdserver: request is too large");
 }
-absl::Status TooManyRequests() { return absl::ResourceExhaustedError("etcdserver: too many requests"); }
+absl::Status TooManyRequests() { return absl::UnknownError("etcdserver: too many requests"); }
 absl::Status Compacted() {
   return absl::OutOfRangeError("etcdserver: mvcc: required revision has been compacted");
 }
@@ -31,7 +31,11 @@ absl::Status NoLeader() { return absl::UnavailableError("etcdserver: no leader")
 absl::Status LeaderChanged() { return absl::UnavailableError("etcdserver: leader changed"); }
 absl::Status RequestTimeout() { return absl::UnavailableError("etcdserver: request timed out"); }
 absl::Status Stopped() { return absl::UnavailableError("etcdserver: server stopped"); }
-absl::Status RequestCancelled() { return absl::CancelledError("etcdserver: request cancelled"); }
+// etcd 3.4 sends this one, and the two below, with code Unknown (its map of server errors to codes
+// lacks them, or holds a client-side error there). The code matters more than the text: etcd's Go
+// client re-sends any call, a write included, answered Cancelled or DeadlineExceeded before its own
+// deadline, and retries no write answered Unknown (docs/client-retries.md).
+absl::Status RequestCancelled() { return absl::UnknownError("etcdserver: request cancelled"); }
 absl::Status NotCapable() { return absl::UnavailableError("etcdserver: not capable"); }
 absl::Status NotSupportedForLearner() { return absl::UnavailableError("etcdserver: rpc not supported for learner"); }
 absl::Status MemberNotFound() { return absl::NotFoundError("etcdserver: member not found"); }
@@ -58,7 +62,7 @@ absl::Status NoSpace() { return absl::ResourceExhaustedError("etcdserver: mvcc: 
 absl::Status Corrupt() { return absl::DataLossError("etcdserver: corrupt cluster"); }
 
 absl::Status LeaderTransferTimeout() {
-  return absl::DeadlineExceededError("etcdserver: request timed out, leader transfer took too long");
+  return absl::UnknownError("etcdserver: request timed out, leader transfer took too long");
 }
 
 absl::Status RootUserNotExist() { return absl::FailedPreconditionError("etcdserver: root user does not exist"); }

@@ -6,6 +6,7 @@ export ETCDCTL_API=3
 E2E_DIR=$(mktemp -d /tmp/leasehold-e2e.XXXXXX)
 E2E_PASSED=0
 E2E_FAILED=0
+E2E_PLANNED=""
 SERVER_PID=""
 trap 'e2e_stop_server; e2e_stop_etcd; rm -rf "$E2E_DIR"' EXIT
 
@@ -149,7 +150,15 @@ run_ctl() {
   ERR=$(grep -v '"level":"warn"' "$E2E_DIR/err")
 }
 
+# e2e_plan N: the script runs N checks; e2e_finish fails it when another number ran (a check skipped
+# by an early branch must not pass silently).
+e2e_plan() { E2E_PLANNED=$1; }
+
 e2e_finish() {
+  local ran=$((E2E_PASSED + E2E_FAILED))
+  if [ -n "$E2E_PLANNED" ] && [ "$ran" -ne "$E2E_PLANNED" ]; then
+    fail "the planned checks ran" "planned $E2E_PLANNED, ran $ran"
+  fi
   if ! kill -0 "$SERVER_PID" 2>/dev/null && [ -n "$SERVER_PID" ]; then fail "server still running at the end"; fi
   echo "$E2E_PASSED passed, $E2E_FAILED failed"
   [ "$E2E_FAILED" -eq 0 ]

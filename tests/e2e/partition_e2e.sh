@@ -5,40 +5,12 @@
 # after healing, the old leader follows and converges. Skipped (exit 77) where namespaces cannot
 # be made.
 source "$(dirname "$0")/lib.sh"
-TAG="lp$((RANDOM % 9000 + 1000))"; NET="10.213.$((RANDOM % 250 + 1))"
-BRIDGE="${TAG}b"
-declare -a PID
+source "$(dirname "$0")/netns_lib.sh"
+e2e_plan 14
+netns_setup
+netns_start_members "$LEASEHOLD_BIN"
 now() { date +%s.%N; }
-cleanup() {
-  for i in 1 2 3; do [ -n "${PID[$i]:-}" ] && kill -9 "${PID[$i]}" 2>/dev/null; done
-  wait 2>/dev/null
-  for i in 1 2 3; do ip netns del "$TAG-$i" 2>/dev/null; done
-  ip link del "$BRIDGE" 2>/dev/null
-  rm -rf "$E2E_DIR"
-}
-trap cleanup EXIT
-if ! { ip link add "$BRIDGE" type bridge && ip link set "$BRIDGE" up && ip addr add "$NET.254/24" dev "$BRIDGE"; } 2>/dev/null; then
-  echo "network namespaces are not available here: skipped"; exit 77
-fi
-for i in 1 2 3; do
-  ip netns add "$TAG-$i"
-  ip link add "${TAG}v$i" type veth peer name eth0 netns "$TAG-$i"
-  ip link set "${TAG}v$i" master "$BRIDGE" up
-  ip netns exec "$TAG-$i" ip addr add "$NET.$i/24" dev eth0
-  ip netns exec "$TAG-$i" ip link set eth0 up
-  ip netns exec "$TAG-$i" ip link set lo up
-done
-INITIAL="m1=http://$NET.1:2380,m2=http://$NET.2:2380,m3=http://$NET.3:2380"
-for i in 1 2 3; do
-  ip netns exec "$TAG-$i" "$LEASEHOLD_BIN" --name "m$i" --data-dir "$E2E_DIR/m$i" \
-    --listen-client-urls "http://$NET.$i:2379,http://127.0.0.1:2379" --advertise-client-urls "http://$NET.$i:2379" \
-    --listen-peer-urls "http://$NET.$i:2380" --initial-advertise-peer-urls "http://$NET.$i:2380" \
-    --initial-cluster "$INITIAL" --initial-cluster-token "$TAG" >>"$E2E_DIR/m$i.log" 2>&1 &
-  PID[$i]=$!
-done
-at() { local i=$1; shift; timeout 20 etcdctl --endpoints="$NET.$i:2379" --dial-timeout=2s --command-timeout=3s "$@"; }
 inside() { local i=$1; shift; ip netns exec "$TAG-$i" timeout 20 etcdctl --endpoints=127.0.0.1:2379 --dial-timeout=2s --command-timeout=3s "$@"; }
-leader_among() { for i in "$@"; do at "$i" endpoint status 2>/dev/null | grep -q ", true, " && { echo "$i"; return; }; done; }
 L=""; for _ in $(seq 1 100); do L=$(leader_among 1 2 3); [ -n "$L" ] && break; sleep 0.1; done
 check_match "a leader is elected across namespaces" "^[123]$" "$L"
 A=$(( L % 3 + 1 )); B=$(( A % 3 + 1 ))
@@ -83,5 +55,4 @@ check "healed: the old leader has the majority's write" "majority" "$(at "$L" ge
 check "healed: the old leader follows" "$NEW" "$(leader_among 1 2 3)"
 check "healed: the minority's refused write is nowhere" "" "$(at "$L" get cut --keys-only)"
 check "healed: the revoked lease is gone everywhere" "" "$(at "$L" get held --keys-only --consistency=s)"
-echo "$E2E_PASSED passed, $E2E_FAILED failed"
-[ "$E2E_FAILED" -eq 0 ]
+e2e_finish

@@ -93,7 +93,10 @@ FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes, const std
   absl::flat_hash_set<std::pair<int, int64_t>> in_log;
   for (size_t i = 0; i < ordered.size(); ++i) {
     const AcceptedWrite& w = ordered[i];
-    in_log.insert({w.client, w.seq});
+    if (!in_log.insert({w.client, w.seq}).second) {
+      check.anomalies.push_back(absl::StrCat("client ", w.client, "'s write ", w.seq, " applied twice (again at revision ",
+                                             w.revision, ")"));
+    }
     if (i > 0 && w.token < ordered[i - 1].token) {
       check.anomalies.push_back(absl::StrCat("write of client ", w.client, " with token ", w.token, " accepted at revision ",
                                              w.revision, " after token ", ordered[i - 1].token, " (revision ",

@@ -42,6 +42,7 @@ struct FenceCheck {
 //   on the register).
 // - Every write a client saw accepted is in the store's log (no acknowledged write lost), and no
 //   write a client saw refused is.
+// - No write (a client's sequence number) is in the log twice: a call is applied at most once.
 FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes, const std::vector<AcceptedWrite>& log);
 
 struct BlobCheck {

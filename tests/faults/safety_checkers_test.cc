@@ -72,6 +72,15 @@ TEST(FenceChecker, AcknowledgedWriteMissingAndRefusedWritePresentAreAnomalies) {
   EXPECT_EQ(fine.stale_refused, 1);
 }
 
+TEST(FenceChecker, OneWriteAtTwoRevisionsIsAnAnomaly) {
+  FencedWrite accepted{1, 5, 0, 0, 1, FencedWrite::Outcome::kAccepted, false};
+  // The same call (client 1, sequence 0) applied again after another write of the same holder.
+  auto check = CheckFencedRegister({accepted}, {{10, 5, 1, 0}, {11, 5, 1, 1}, {12, 5, 1, 0}});
+  ASSERT_EQ(check.anomalies.size(), 1u);
+  EXPECT_NE(check.anomalies[0].find("applied twice"), std::string::npos);
+  EXPECT_TRUE(CheckFencedRegister({accepted}, {{10, 5, 1, 0}, {11, 5, 1, 1}}).anomalies.empty());
+}
+
 TEST(BlobChecker, OverlappingHoldingsOfTwoClientsAreAnAnomaly) {
   BlobHolding a{1, "a", 0, 15 * kS};
   BlobHolding b{2, "b", 10 * kS, 25 * kS};

@@ -16,26 +16,26 @@ class MemoryStorage : public Storage {
   MemoryStorage();
 
   InitialState GetInitialState() const override;
-  absl::StatusOr<std::vector<pb::Entry>> Entries(uint64_t lo, uint64_t hi,
+  [[nodiscard]] absl::StatusOr<std::vector<pb::Entry>> Entries(uint64_t lo, uint64_t hi,
                                                   uint64_t max_bytes) const override;
-  absl::StatusOr<uint64_t> Term(uint64_t index) const override;
+  [[nodiscard]] absl::StatusOr<uint64_t> Term(uint64_t index) const override;
   uint64_t FirstIndex() const override;
   uint64_t LastIndex() const override;
-  absl::StatusOr<pb::Snapshot> GetSnapshot() const override;
+  [[nodiscard]] absl::StatusOr<pb::Snapshot> GetSnapshot() const override;
 
   void SetHardState(const pb::HardState& hard_state) { hard_state_ = hard_state; }
   const pb::HardState& hard_state() const { return hard_state_; }
 
   // Replaces the log with `snapshot`. SnapshotOutOfDateError if it is older than the current one.
-  absl::Status ApplySnapshot(const pb::Snapshot& snapshot);
+  [[nodiscard]] absl::Status ApplySnapshot(const pb::Snapshot& snapshot);
   // Records a snapshot of the application at `index` (which must be stored and not compacted).
-  absl::StatusOr<pb::Snapshot> CreateSnapshot(uint64_t index, const pb::ConfState& conf_state,
+  [[nodiscard]] absl::StatusOr<pb::Snapshot> CreateSnapshot(uint64_t index, const pb::ConfState& conf_state,
                                               std::string data);
   // Discards entries up to and including compact_index (which must be <= LastIndex()).
-  absl::Status Compact(uint64_t compact_index);
+  [[nodiscard]] absl::Status Compact(uint64_t compact_index);
   // Appends entries, overwriting any stored suffix they conflict with. Entries already compacted
   // are skipped. Precondition: entries are contiguous and start at or before LastIndex() + 1.
-  absl::Status Append(const std::vector<pb::Entry>& entries);
+  [[nodiscard]] absl::Status Append(const std::vector<pb::Entry>& entries);
 
  private:
   pb::HardState hard_state_;

@@ -18,19 +18,19 @@ namespace leasehold::raft {
 
 class Node {
  public:
-  static absl::StatusOr<std::unique_ptr<Node>> Create(const Config& config);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Node>> Create(const Config& config);
 
   void Tick() { raft_->Tick(); }
-  absl::Status Step(const pb::Message& m);
-  absl::Status Campaign() { return raft_->Campaign(); }
-  absl::Status Propose(std::string data) { return raft_->Propose({std::move(data)}); }
+  [[nodiscard]] absl::Status Step(const pb::Message& m);
+  [[nodiscard]] absl::Status Campaign() { return raft_->Campaign(); }
+  [[nodiscard]] absl::Status Propose(std::string data) { return raft_->Propose({std::move(data)}); }
   // Proposes several entries as one batch (one log append, one message per follower).
-  absl::Status ProposeBatch(const std::vector<std::string>& data) { return raft_->Propose(data); }
-  absl::Status ProposeConfChange(const pb::ConfChange& change) {
+  [[nodiscard]] absl::Status ProposeBatch(const std::vector<std::string>& data) { return raft_->Propose(data); }
+  [[nodiscard]] absl::Status ProposeConfChange(const pb::ConfChange& change) {
     return raft_->ProposeConfChange(change);
   }
-  absl::Status ReadIndex(const std::string& context) { return raft_->ReadIndex(context); }
-  absl::Status TransferLeadership(uint64_t to) { return raft_->TransferLeadership(to); }
+  [[nodiscard]] absl::Status ReadIndex(const std::string& context) { return raft_->ReadIndex(context); }
+  [[nodiscard]] absl::Status TransferLeadership(uint64_t to) { return raft_->TransferLeadership(to); }
   pb::ConfState ApplyConfChange(const pb::ConfChange& change) {
     return raft_->ApplyConfChange(change);
   }

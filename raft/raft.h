@@ -57,7 +57,7 @@ struct Config {
   // Seed of the election timeout generator.
   uint64_t random_seed = 0;
 
-  absl::Status Validate() const;
+  [[nodiscard]] absl::Status Validate() const;
 };
 
 enum class Role { kFollower, kPreCandidate, kCandidate, kLeader };
@@ -65,29 +65,29 @@ const char* RoleName(Role role);
 
 class Raft {
  public:
-  static absl::StatusOr<std::unique_ptr<Raft>> Create(const Config& config);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Raft>> Create(const Config& config);
 
   // Advances logical time by one tick.
   void Tick();
   // Handles a message from a peer (or a local request with term 0). Errors report dropped local
   // requests (e.g. a proposal with no leader); messages from peers never corrupt state.
-  absl::Status Step(pb::Message m);
+  [[nodiscard]] absl::Status Step(pb::Message m);
 
   // Local requests.
   // Appends proposals (one entry each) as a single batch. Unavailable if there is no leader or a
   // transfer is under way; FailedPrecondition on a follower with forwarding disabled.
-  absl::Status Propose(const std::vector<std::string>& data);
+  [[nodiscard]] absl::Status Propose(const std::vector<std::string>& data);
   // Proposes one membership change; FailedPrecondition while another is unapplied.
-  absl::Status ProposeConfChange(const pb::ConfChange& change);
+  [[nodiscard]] absl::Status ProposeConfChange(const pb::ConfChange& change);
   // Requests a linearizable read; the answer arrives as a ReadState carrying `context`. The leader
   // keeps pending reads by context and ignores one it already holds, so a context must be unique
   // across the cluster, not only on this member; a read may also go unanswered when a message is
   // lost, and should then be asked again under a new context.
-  absl::Status ReadIndex(const std::string& context);
+  [[nodiscard]] absl::Status ReadIndex(const std::string& context);
   // Asks the leader (this node) to hand leadership to `to`.
-  absl::Status TransferLeadership(uint64_t to);
+  [[nodiscard]] absl::Status TransferLeadership(uint64_t to);
   // Starts an election now (as if the election timeout had fired).
-  absl::Status Campaign();
+  [[nodiscard]] absl::Status Campaign();
   // Applies a committed membership change; returns the resulting configuration.
   pb::ConfState ApplyConfChange(const pb::ConfChange& change);
   // Reports whether a snapshot sent to `to` was delivered (success) or lost.
@@ -147,9 +147,9 @@ class Raft {
   void TickElection();
   void TickHeartbeat();
 
-  absl::Status StepLeader(pb::Message& m);
-  absl::Status StepCandidate(pb::Message& m);
-  absl::Status StepFollower(pb::Message& m);
+  [[nodiscard]] absl::Status StepLeader(pb::Message& m);
+  [[nodiscard]] absl::Status StepCandidate(pb::Message& m);
+  [[nodiscard]] absl::Status StepFollower(pb::Message& m);
   void HandleVoteRequest(const pb::Message& m);
   void HandleAppend(const pb::Message& m);
   void HandleHeartbeat(const pb::Message& m);

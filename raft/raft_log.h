@@ -39,14 +39,14 @@ class RaftLog {
   // Committed entries not yet applied (bounded by max_bytes, at least one if any).
   std::vector<pb::Entry> NextCommittedEntries(uint64_t max_bytes) const;
   bool HasNextCommittedEntries() const;
-  absl::StatusOr<pb::Snapshot> Snapshot() const;
+  [[nodiscard]] absl::StatusOr<pb::Snapshot> Snapshot() const;
 
   uint64_t FirstIndex() const;
   uint64_t LastIndex() const;
   uint64_t LastTerm() const;
   // Term at `index`; 0 (not an error) outside [FirstIndex() - 1, LastIndex()]; CompactedError if
   // the storage compacted it concurrently.
-  absl::StatusOr<uint64_t> Term(uint64_t index) const;
+  [[nodiscard]] absl::StatusOr<uint64_t> Term(uint64_t index) const;
   bool MatchTerm(uint64_t index, uint64_t term) const;
   // Whether a log ending at (last_index, term) is at least as up to date as ours (§5.4.1).
   bool IsUpToDate(uint64_t last_index, uint64_t term) const;
@@ -62,8 +62,8 @@ class RaftLog {
   void Restore(const pb::Snapshot& snapshot);
 
   // Entries in [lo, hi) within max_bytes (at least one). CompactedError if lo < FirstIndex().
-  absl::StatusOr<std::vector<pb::Entry>> Slice(uint64_t lo, uint64_t hi, uint64_t max_bytes) const;
-  absl::StatusOr<std::vector<pb::Entry>> EntriesFrom(uint64_t index, uint64_t max_bytes) const;
+  [[nodiscard]] absl::StatusOr<std::vector<pb::Entry>> Slice(uint64_t lo, uint64_t hi, uint64_t max_bytes) const;
+  [[nodiscard]] absl::StatusOr<std::vector<pb::Entry>> EntriesFrom(uint64_t index, uint64_t max_bytes) const;
 
   uint64_t committed() const { return committed_; }
   uint64_t applied() const { return applied_; }

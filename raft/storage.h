@@ -20,13 +20,13 @@ namespace leasehold::raft {
 namespace pb = ::leasehold::raftpb;
 
 // The requested index precedes the first available entry (it was compacted into a snapshot).
-absl::Status CompactedError();
+[[nodiscard]] absl::Status CompactedError();
 bool IsCompacted(const absl::Status& status);
 // The requested index is past the last stored entry.
-absl::Status UnavailableError();
+[[nodiscard]] absl::Status UnavailableError();
 bool IsEntryUnavailable(const absl::Status& status);
 // A snapshot older than the one already held was offered.
-absl::Status SnapshotOutOfDateError();
+[[nodiscard]] absl::Status SnapshotOutOfDateError();
 
 struct InitialState {
   pb::HardState hard_state;
@@ -41,15 +41,15 @@ class Storage {
   virtual InitialState GetInitialState() const = 0;
   // Entries in [lo, hi). Returns at least one entry when lo < hi, then stops before exceeding
   // max_bytes. CompactedError if lo < FirstIndex(). Precondition: hi <= LastIndex() + 1.
-  virtual absl::StatusOr<std::vector<pb::Entry>> Entries(uint64_t lo, uint64_t hi,
+  [[nodiscard]] virtual absl::StatusOr<std::vector<pb::Entry>> Entries(uint64_t lo, uint64_t hi,
                                                           uint64_t max_bytes) const = 0;
   // Term of the entry at `index`: CompactedError below FirstIndex() - 1, UnavailableError past
   // LastIndex().
-  virtual absl::StatusOr<uint64_t> Term(uint64_t index) const = 0;
+  [[nodiscard]] virtual absl::StatusOr<uint64_t> Term(uint64_t index) const = 0;
   virtual uint64_t FirstIndex() const = 0;
   virtual uint64_t LastIndex() const = 0;
   // The latest snapshot. UnavailableError if one is being produced and is not ready yet.
-  virtual absl::StatusOr<pb::Snapshot> GetSnapshot() const = 0;
+  [[nodiscard]] virtual absl::StatusOr<pb::Snapshot> GetSnapshot() const = 0;
 };
 
 // Total serialized payload size of `entries`, used for message size limits.

@@ -79,7 +79,7 @@ single_client_p50() {
   "$BENCH" "$1" --endpoints="127.0.0.1:$2" --clients 1 --conns 1 --duration 3 2>&1 | awk '/^latency/ { print $3 }'
 }
 # p50 in ms of a 512-byte overwrite plus fdatasync in a preallocated file next to the data, the same
-# kind of write a synced Raft-log append is on a preallocated log (storage/wal_file_system.h).
+# kind of write a synced Raft-log append is on a preallocated log (storage/backend/wal_file_system.h).
 fdatasync_p50() {
   python3 - "$WORK/fdatasync-probe" <<'PY'
 import os, sys, time

@@ -43,30 +43,30 @@ struct ClientOptions {
 
 class Client {
  public:
-  static absl::StatusOr<std::unique_ptr<Client>> Connect(ClientOptions options);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Client>> Connect(ClientOptions options);
 
   // --- KV ---
-  absl::StatusOr<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request);
-  absl::StatusOr<etcdserverpb::PutResponse> Put(const etcdserverpb::PutRequest& request);
-  absl::StatusOr<etcdserverpb::DeleteRangeResponse> Delete(const etcdserverpb::DeleteRangeRequest& request);
-  absl::StatusOr<etcdserverpb::TxnResponse> Txn(const etcdserverpb::TxnRequest& request);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::PutResponse> Put(const etcdserverpb::PutRequest& request);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::DeleteRangeResponse> Delete(const etcdserverpb::DeleteRangeRequest& request);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::TxnResponse> Txn(const etcdserverpb::TxnRequest& request);
 
-  absl::StatusOr<etcdserverpb::PutResponse> Put(const std::string& key, const std::string& value, int64_t lease = 0);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::PutResponse> Put(const std::string& key, const std::string& value, int64_t lease = 0);
   // The key's current value, or nullopt when it does not exist.
-  absl::StatusOr<std::optional<mvccpb::KeyValue>> Get(const std::string& key);
+  [[nodiscard]] absl::StatusOr<std::optional<mvccpb::KeyValue>> Get(const std::string& key);
   // Every key starting with `prefix`, sorted by key.
-  absl::StatusOr<etcdserverpb::RangeResponse> GetPrefix(const std::string& prefix);
-  absl::StatusOr<etcdserverpb::DeleteRangeResponse> Delete(const std::string& key);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::RangeResponse> GetPrefix(const std::string& prefix);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::DeleteRangeResponse> Delete(const std::string& key);
 
   // --- Lease ---
   // `id` 0 lets the server choose.
-  absl::StatusOr<etcdserverpb::LeaseGrantResponse> LeaseGrant(int64_t ttl_seconds, int64_t id = 0);
-  absl::StatusOr<etcdserverpb::LeaseRevokeResponse> LeaseRevoke(int64_t id);
-  absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> LeaseTimeToLive(int64_t id, bool keys = false);
-  absl::StatusOr<etcdserverpb::LeaseLeasesResponse> LeaseLeases();
+  [[nodiscard]] absl::StatusOr<etcdserverpb::LeaseGrantResponse> LeaseGrant(int64_t ttl_seconds, int64_t id = 0);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::LeaseRevokeResponse> LeaseRevoke(int64_t id);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> LeaseTimeToLive(int64_t id, bool keys = false);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::LeaseLeasesResponse> LeaseLeases();
 
   // --- Cluster ---
-  absl::StatusOr<etcdserverpb::MemberListResponse> MemberList();
+  [[nodiscard]] absl::StatusOr<etcdserverpb::MemberListResponse> MemberList();
 
   // --- Watch ---
   // Starts a watch (see watch.h): `handler` gets its responses on the watch's thread, resumed from the
@@ -77,7 +77,7 @@ class Client {
   // Blocks until `key` is deleted at a revision >= `from_revision` (OK), `deadline` passes
   // (DeadlineExceeded) or `cancel` is cancelled (Cancelled). Waits by watch, never by polling. When the
   // history needed was compacted, the key's absence now counts as deleted.
-  absl::Status WaitForDelete(const std::string& key, int64_t from_revision, absl::Time deadline,
+  [[nodiscard]] absl::Status WaitForDelete(const std::string& key, int64_t from_revision, absl::Time deadline,
                              const CancellationToken& cancel);
 
   EndpointSet& endpoints() { return *endpoints_; }
@@ -91,7 +91,7 @@ class Client {
   explicit Client(ClientOptions options);
   // Runs `call` on the current endpoint, failing over and resending as RetryPolicy allows.
   template <typename Response, typename Call>
-  absl::StatusOr<Response> Invoke(bool idempotent, Call call);
+  [[nodiscard]] absl::StatusOr<Response> Invoke(bool idempotent, Call call);
 
   ClientOptions options_;
   std::unique_ptr<EndpointSet> endpoints_;
@@ -100,6 +100,6 @@ class Client {
 // "The end of the range of keys starting with `prefix`" (etcd's WithPrefix).
 std::string PrefixEnd(const std::string& prefix);
 // A grpc::Status as an absl::Status (same code, same message).
-absl::Status FromGrpc(const grpc::Status& status);
+[[nodiscard]] absl::Status FromGrpc(const grpc::Status& status);
 
 }  // namespace leasehold

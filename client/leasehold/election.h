@@ -34,25 +34,25 @@ class Election {
   // Waits until the campaigner with `lease_id` leads, then returns its key; its value is `value`.
   // On timeout or cancellation it withdraws (DeadlineExceeded / Cancelled); FailedPrecondition when
   // the lease ended while waiting.
-  absl::StatusOr<LeaderKey> Campaign(int64_t lease_id, const std::string& value, absl::Duration timeout,
+  [[nodiscard]] absl::StatusOr<LeaderKey> Campaign(int64_t lease_id, const std::string& value, absl::Duration timeout,
                                      const CancellationToken& cancel = CancellationToken());
   // The header revision of the last Campaign's queueing transaction (etcd's Election.Header() after
   // Campaign): the revision at which the campaigner joined the queue, or found itself already in it.
   int64_t campaign_revision() const { return campaign_revision_; }
   // Replaces the leader's value. FailedPrecondition "election: not leader" unless `leader` still leads.
-  absl::StatusOr<etcdserverpb::ResponseHeader> Proclaim(const LeaderKey& leader, const std::string& value);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::ResponseHeader> Proclaim(const LeaderKey& leader, const std::string& value);
   // Gives up leadership (a no-op when `leader` no longer leads).
-  absl::StatusOr<etcdserverpb::ResponseHeader> Resign(const LeaderKey& leader);
+  [[nodiscard]] absl::StatusOr<etcdserverpb::ResponseHeader> Resign(const LeaderKey& leader);
   // The leader's key-value. NotFound "election: no leader" when nobody campaigns.
-  absl::StatusOr<etcdserverpb::RangeResponse> Leader();
+  [[nodiscard]] absl::StatusOr<etcdserverpb::RangeResponse> Leader();
   // Calls `on_leader` with the leader's key-value now (or as soon as there is one) and again each time
   // the leader or its value changes, until `cancel` is cancelled (returns OK) or a call fails.
   using LeaderHandler = std::function<void(const etcdserverpb::ResponseHeader&, const mvccpb::KeyValue&)>;
-  absl::Status Observe(const LeaderHandler& on_leader, const CancellationToken& cancel);
+  [[nodiscard]] absl::Status Observe(const LeaderHandler& on_leader, const CancellationToken& cancel);
 
  private:
   // The key with the lowest create revision under the prefix (none: nobody campaigns).
-  absl::StatusOr<etcdserverpb::RangeResponse> FirstKey();
+  [[nodiscard]] absl::StatusOr<etcdserverpb::RangeResponse> FirstKey();
 
   Client* const client_;
   const std::string name_;

@@ -35,9 +35,9 @@ class Client;
 class ManagedLease {
  public:
   // Grants a new lease of `ttl_seconds` and keeps it alive.
-  static absl::StatusOr<std::unique_ptr<ManagedLease>> Grant(Client* client, int64_t ttl_seconds);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ManagedLease>> Grant(Client* client, int64_t ttl_seconds);
   // Keeps alive a lease that already exists (renewing it once first; NotFound if it does not exist).
-  static absl::StatusOr<std::unique_ptr<ManagedLease>> Keep(Client* client, int64_t lease_id);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ManagedLease>> Keep(Client* client, int64_t lease_id);
 
   // Stops renewing and revokes the lease (best effort) unless Orphan() was called.
   ~ManagedLease();
@@ -50,7 +50,7 @@ class ManagedLease {
   CancellationToken lost() const { return lost_source_.token(); }
 
   // Stops renewing and revokes the lease; its keys are deleted.
-  absl::Status Revoke();
+  [[nodiscard]] absl::Status Revoke();
   // Stops renewing without revoking: the lease runs out after its TTL.
   void Orphan();
 

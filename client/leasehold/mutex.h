@@ -43,9 +43,9 @@ class Mutex {
   // the queue and returns DeadlineExceeded or Cancelled: the caller still has its work and decides
   // whether to try again — nothing is dropped silently. FailedPrecondition when the lease ended
   // while waiting.
-  absl::StatusOr<LockToken> Lock(absl::Duration timeout, const CancellationToken& cancel = CancellationToken());
+  [[nodiscard]] absl::StatusOr<LockToken> Lock(absl::Duration timeout, const CancellationToken& cancel = CancellationToken());
   // Releases the lock (or leaves the queue). OK when the key was already gone.
-  absl::Status Unlock();
+  [[nodiscard]] absl::Status Unlock();
 
   const std::string& key() const { return key_; }
 

@@ -29,13 +29,13 @@ etcdserverpb::Compare CreateRevisionIs(const std::string& key, int64_t revision)
 
 // Puts `key` = `value` under `lease` unless the key exists, and reads whether it is first under
 // `prefix` — in one transaction.
-absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix, const std::string& key,
+[[nodiscard]] absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix, const std::string& key,
                                    const std::string& value, int64_t lease);
 
 // Waits until nobody is ahead of `key` (created at `create_revision`) under `prefix`: repeatedly finds
 // the newest key created before it and waits, by watch, for its deletion. Returns the revision at
 // which `key` was seen first; FailedPrecondition when `key` itself disappeared (its lease ended).
-absl::StatusOr<int64_t> WaitUntilFirst(Client* client, const std::string& prefix, const std::string& key,
+[[nodiscard]] absl::StatusOr<int64_t> WaitUntilFirst(Client* client, const std::string& prefix, const std::string& key,
                                        int64_t create_revision, absl::Time deadline, const CancellationToken& cancel);
 
 }  // namespace leasehold

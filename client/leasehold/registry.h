@@ -46,15 +46,15 @@ class Registry {
 
   // Registers `instance` of `service` with `value`, under a new lease of `ttl_seconds` kept alive in
   // the background. Service and instance names must be non-empty and free of '/'.
-  absl::StatusOr<std::unique_ptr<Registration>> Register(const std::string& service, const std::string& instance,
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<Registration>> Register(const std::string& service, const std::string& instance,
                                                          const std::string& value, int64_t ttl_seconds);
   // The instances registered now; `*revision` (if given) is the store revision of this view.
-  absl::StatusOr<std::vector<Instance>> List(const std::string& service, int64_t* revision = nullptr);
+  [[nodiscard]] absl::StatusOr<std::vector<Instance>> List(const std::string& service, int64_t* revision = nullptr);
 
   // Lists the instances into `*initial`, then calls `on_change(instance, up)` for every change after
   // that view (up: registered or updated; !up: gone, value empty), on the watch's thread.
   using ChangeHandler = std::function<void(const Instance& instance, bool up)>;
-  absl::StatusOr<std::unique_ptr<leasehold::Watch>> WatchService(const std::string& service, std::vector<Instance>* initial,
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<leasehold::Watch>> WatchService(const std::string& service, std::vector<Instance>* initial,
                                                ChangeHandler on_change);
 
  private:

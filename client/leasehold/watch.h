@@ -40,7 +40,7 @@ class Watch {
   // called from the handler itself, which is allowed).
   void Cancel();
   // Blocks until the watch has ended; returns why.
-  absl::Status Wait();
+  [[nodiscard]] absl::Status Wait();
   bool done() const { return done_.HasBeenNotified(); }
   // The revision the next event will have at least (0 before the watch is created).
   int64_t next_revision() const;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "rocksdb/write_batch.h"
-#include "storage/engine.h"
+#include "storage/backend/engine.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

@@ -14,8 +14,8 @@
 #include "boost/beast/core/tcp_stream.hpp"
 #include "boost/beast/http/read.hpp"
 #include "boost/beast/http/write.hpp"
-#include "server/blob_auth.h"
-#include "server/blob_request_parser.h"
+#include "server/blob/blob_auth.h"
+#include "server/blob/blob_request_parser.h"
 
 namespace leasehold::faults {
 namespace {

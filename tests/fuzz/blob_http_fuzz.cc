@@ -10,9 +10,9 @@
 
 #include "boost/beast/core/flat_buffer.hpp"
 #include "boost/beast/http/parser.hpp"
-#include "server/blob_auth.h"
-#include "server/blob_request_parser.h"
-#include "server/blob_tag_document.h"
+#include "server/blob/blob_auth.h"
+#include "server/blob/blob_request_parser.h"
+#include "server/blob/blob_tag_document.h"
 
 namespace {
 

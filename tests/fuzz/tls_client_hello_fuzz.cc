@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "server/tls_client_hello.h"
+#include "server/tls/tls_client_hello.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using leasehold::server::ClientHelloAlpn;

@@ -1,8 +1,8 @@
 // bcrypt password hashing and the simple-token store.
 #include <gtest/gtest.h>
 
-#include "server/password.h"
-#include "server/token_store.h"
+#include "server/auth/password.h"
+#include "server/auth/token_store.h"
 
 namespace leasehold::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/auto_compactor.h"
+#include "server/member/auto_compactor.h"
 
 #include "gtest/gtest.h"
 

@@ -2,10 +2,10 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/escaping.h"
-#include "server/blob_auth.h"
-#include "server/blob_format.h"
-#include "server/blob_request_parser.h"
-#include "server/guid.h"
+#include "server/blob/blob_auth.h"
+#include "server/blob/blob_format.h"
+#include "server/blob/blob_request_parser.h"
+#include "server/blob/guid.h"
 
 namespace leasehold::server {
 namespace {

@@ -1,6 +1,6 @@
-// The Set/Get Blob Tags document (server/blob_tag_document.h): its exact shape, Azure's codes, and
+// The Set/Get Blob Tags document (server/blob/blob_tag_document.h): its exact shape, Azure's codes, and
 // bodies built to exhaust the parser's stack.
-#include "server/blob_tag_document.h"
+#include "server/blob/blob_tag_document.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

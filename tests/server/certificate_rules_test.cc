@@ -1,4 +1,4 @@
-#include "server/certificate_rules.h"
+#include "server/tls/certificate_rules.h"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include <openssl/x509v3.h>
 
 #include "gtest/gtest.h"
-#include "server/openssl_ptr.h"
+#include "server/tls/openssl_ptr.h"
 
 namespace leasehold::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/cipher_suites.h"
+#include "server/tls/cipher_suites.h"
 
 #include "gtest/gtest.h"
 

@@ -1,4 +1,4 @@
-#include "server/client_port_http.h"
+#include "server/http/client_port_http.h"
 
 #include "gtest/gtest.h"
 

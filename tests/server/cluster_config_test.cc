@@ -1,6 +1,6 @@
 // Cluster configuration from etcd's bootstrap flags: ids every founding member agrees on, and
 // clear refusals of inconsistent flags.
-#include "server/cluster_config.h"
+#include "server/command/cluster_config.h"
 
 #include <gtest/gtest.h>
 

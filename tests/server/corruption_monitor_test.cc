@@ -1,4 +1,4 @@
-#include "server/corruption_monitor.h"
+#include "server/corruption/corruption_monitor.h"
 
 #include "gtest/gtest.h"
 

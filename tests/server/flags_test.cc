@@ -1,5 +1,5 @@
 // Flag parsing: etcd's spellings, both value forms, and clear refusals.
-#include "server/flags.h"
+#include "server/command/flags.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // ForceNewCluster on a stored log: what it discards, what it appends (committed, at the current
 // term) and what it refuses.
-#include "server/force_new_cluster.h"
+#include "server/command/force_new_cluster.h"
 
 #include <gtest/gtest.h>
 

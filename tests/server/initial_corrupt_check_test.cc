@@ -1,5 +1,5 @@
 // The initial corruption check's verdict on its peers' hashes, as etcd judges them.
-#include "server/initial_corrupt_check.h"
+#include "server/corruption/initial_corrupt_check.h"
 
 #include <gtest/gtest.h>
 

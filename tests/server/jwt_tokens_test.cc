@@ -1,4 +1,4 @@
-#include "server/jwt_tokens.h"
+#include "server/auth/jwt_tokens.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,8 +13,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
-#include "server/flags.h"
-#include "server/self_signed_cert.h"
+#include "server/command/flags.h"
+#include "server/tls/self_signed_cert.h"
 
 namespace leasehold::server {
 namespace {

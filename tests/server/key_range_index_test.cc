@@ -1,6 +1,6 @@
 // KeyRangeIndex must find exactly the ranges MvccStore::InRange says hold a key, for every kind of
 // range etcd clients send, as ranges come and go.
-#include "server/key_range_index.h"
+#include "server/watch/key_range_index.h"
 
 #include <gtest/gtest.h>
 

@@ -2,14 +2,14 @@
 // send it again), and one that may have reached the leader is an outcome unknown ("leader changed"),
 // whatever the channel's state when the call started: gRPC queues a call on an idle channel and sends
 // it once connected.
-#include "server/leader_forwarder.h"
+#include "server/member/leader_forwarder.h"
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"
 #include "leasehold/peer.grpc.pb.h"
-#include "storage/etcd_errors.h"
+#include "common/etcd_errors.h"
 
 namespace leasehold::server {
 namespace {

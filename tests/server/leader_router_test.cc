@@ -1,7 +1,7 @@
 // LeaderRouter: a keep-alive or time-to-live that finds no leader waits for one (and is answered
 // when one can), gives up after its wait with etcd's "no leader", and stops waiting once unwanted.
 // A membership change waits out "no leader" only: the leader's refusals are final.
-#include "server/leader_router.h"
+#include "server/member/leader_router.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -14,8 +14,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "server/leader_forwarder.h"
-#include "storage/etcd_errors.h"
+#include "server/member/leader_forwarder.h"
+#include "common/etcd_errors.h"
 #include "storage/reopen.h"
 #include "storage/temp_dir.h"
 

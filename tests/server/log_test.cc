@@ -1,4 +1,4 @@
-#include "server/log.h"
+#include "server/observability/log.h"
 
 #include "gtest/gtest.h"
 

@@ -1,10 +1,10 @@
 // Member's gatekeeping before the log: etcd's apply-lag backpressure, and which auth tokens name a
 // user (against the replicated auth table and the member's token store); its member list.
-#include "server/member.h"
+#include "server/member/member.h"
 
 #include <gtest/gtest.h>
 
-#include "storage/etcd_errors.h"
+#include "common/etcd_errors.h"
 #include "storage/reopen.h"
 #include "storage/temp_dir.h"
 

@@ -1,4 +1,4 @@
-#include "server/peer_address_check.h"
+#include "server/tls/peer_address_check.h"
 
 #include <fstream>
 #include <iterator>
@@ -8,7 +8,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include "server/self_signed_cert.h"
+#include "server/tls/self_signed_cert.h"
 #include "storage/temp_dir.h"
 
 namespace leasehold::server {

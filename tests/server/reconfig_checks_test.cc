@@ -1,5 +1,5 @@
 // etcd's strict reconfiguration checks: which membership changes keep a started majority of voters.
-#include "server/reconfig_checks.h"
+#include "server/member/reconfig_checks.h"
 
 #include <gtest/gtest.h>
 

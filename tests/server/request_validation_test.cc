@@ -1,5 +1,5 @@
 // etcd's pre-proposal checks, with etcd's messages.
-#include "server/request_validation.h"
+#include "server/api/request_validation.h"
 
 #include <gtest/gtest.h>
 

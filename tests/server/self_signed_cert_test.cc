@@ -1,4 +1,5 @@
-#include "server/self_signed_cert.h"
+#include "server/tls/self_signed_cert.h"
+#include "server/command/auto_tls.h"
 
 #include <sys/stat.h>
 

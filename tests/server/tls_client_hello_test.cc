@@ -1,4 +1,4 @@
-#include "server/tls_client_hello.h"
+#include "server/tls/tls_client_hello.h"
 
 #include <string>
 #include <vector>

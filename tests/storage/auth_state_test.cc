@@ -2,9 +2,9 @@
 // permission checks applying an entry with a caller makes while auth is enabled.
 #include <gtest/gtest.h>
 
-#include "storage/etcd_errors.h"
+#include "common/etcd_errors.h"
 #include "storage/reopen.h"
-#include "storage/state_machine.h"
+#include "storage/apply/state_machine.h"
 #include "storage/temp_dir.h"
 
 namespace leasehold::storage {

@@ -1,7 +1,7 @@
 // Backups: what a writer produces is a bbolt file in etcd's schema that restores to the same
 // replicated records (as do files in the earlier format), and damaged or foreign files are refused
 // before anything is written.
-#include "storage/backup.h"
+#include "storage/backup/backup.h"
 
 #include <fstream>
 
@@ -9,8 +9,8 @@
 #include <openssl/sha.h>
 
 #include "leasehold/internal.pb.h"
-#include "storage/bolt_file.h"
-#include "storage/raft_log_store.h"
+#include "storage/backup/bolt_file.h"
+#include "storage/backend/raft_log_store.h"
 #include "tests/storage/temp_dir.h"
 
 namespace leasehold::storage {

@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "storage/state_machine.h"
+#include "storage/apply/state_machine.h"
 #include "storage/reopen.h"
 #include "storage/temp_dir.h"
 

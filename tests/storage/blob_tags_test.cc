@@ -1,5 +1,5 @@
-// Azure's tag-set rules and the x-ms-if-tags expression language (storage/blob_tags.h).
-#include "storage/blob_tags.h"
+// Azure's tag-set rules and the x-ms-if-tags expression language (storage/blob/blob_tags.h).
+#include "storage/blob/blob_tags.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // bbolt files: what the builder lays out reads back pair for pair (across pages, branch levels and
 // oversized values), and damaged files are refused rather than read out of bounds.
-#include "storage/bolt_file.h"
+#include "storage/backup/bolt_file.h"
 
 #include <cstdio>
 #include <string>

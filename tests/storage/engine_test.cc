@@ -1,5 +1,5 @@
 // Engine: bounded iterators, the size estimate with preallocated write-ahead logs, and --wal-dir.
-#include "storage/engine.h"
+#include "storage/backend/engine.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // etcd's range permission check: which requests a set of key permissions covers.
-#include "storage/key_permissions.h"
+#include "storage/auth/key_permissions.h"
 
 #include <gtest/gtest.h>
 

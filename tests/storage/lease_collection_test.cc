@@ -1,5 +1,5 @@
 // LeaseCollection: attach/detach bookkeeping, primary-only expiry, renewals, checkpoints, scale.
-#include "storage/lease_collection.h"
+#include "storage/lease/lease_collection.h"
 
 #include <chrono>
 

@@ -1,6 +1,6 @@
 // RaftLogStore: the Raft log on RocksDB survives reopening, replaces conflicting suffixes, and
 // compacts a prefix while keeping the position it ends at.
-#include "storage/raft_log_store.h"
+#include "storage/backend/raft_log_store.h"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "rocksdb/write_batch.h"
-#include "storage/engine.h"
-#include "storage/state_machine.h"
+#include "storage/backend/engine.h"
+#include "storage/apply/state_machine.h"
 
 namespace leasehold::testing {
 

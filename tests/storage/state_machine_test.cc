@@ -1,11 +1,11 @@
 // The state machine through its public contract: Apply entries, read back, reopen from disk.
-#include "storage/state_machine.h"
+#include "storage/apply/state_machine.h"
 
 #include <fstream>
 
 #include <gtest/gtest.h>
 
-#include "storage/etcd_errors.h"
+#include "common/etcd_errors.h"
 #include "storage/reopen.h"
 #include "storage/temp_dir.h"
 

@@ -1,0 +1,91 @@
+// One Watch stream: creates and cancels watchers on request, and writes their responses in order.
+// Responses queue per stream; past kMaxQueued the hub stops delivering and replays from history once
+// the queue has half drained. A client's half-close leaves the stream open, as etcd's does, until the
+// client cancels it.
+#pragma once
+
+#include <deque>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "etcdserverpb/rpc.pb.h"
+#include "server/member/member.h"
+#include "server/api/stream_queues.h"
+#include "server/watch/watch_hub.h"
+
+namespace leasehold::server {
+
+// The stream is served raw (serialised bytes both ways), so that a response can be put together from
+// slices shared with other watchers' responses (SharedEvents) instead of a message of its own; and
+// from StreamQueues, so that thousands of open streams do not slow every other call down.
+class WatchStream final : public AsyncBidiReactor, public WatchSink {
+ public:
+  // `require_leader`: the client sent etcd's "hasleader: true" metadata (clientv3.WithRequireLeader,
+  // as `etcdctl watch` does): the stream ends with "etcdserver: no leader" when this member loses
+  // its leader for a while, so the client moves to another member instead of waiting in silence.
+  // `auth_token`: the stream's token (etcd's v3 auth), checked with each watch created on it;
+  // `cert_user`: its client certificate's common name (Member::AuthenticatedUser).
+  WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader, std::string auth_token,
+              std::string cert_user);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+  bool Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) override;
+  bool DeliverShared(const WatchSpec& spec, const SharedEvents& events, int64_t revision) override;
+  void Progress(int64_t watch_id, int64_t revision) override;
+  void Compacted(int64_t watch_id, int64_t compact_revision) override;
+  void NoLeader() override;
+
+ private:
+  static constexpr size_t kMaxQueued = 1024;
+  void HandleCreate(const etcdserverpb::WatchCreateRequest& create);
+  // Whether the stream's user may read what `create` watches (always, while auth is disabled).
+  [[nodiscard]] absl::Status CheckPermitted(const etcdserverpb::WatchCreateRequest& create) const;
+  // etcd answers a refused create in the stream, not with the call's status: created and cancelled
+  // at once, with the reason.
+  void RefuseCreate(int64_t watch_id, std::string reason);
+  void HandleCancel(int64_t watch_id);
+  bool DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Enqueue(const etcdserverpb::WatchResponse& response);
+  void EnqueueLocked(const etcdserverpb::WatchResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EnqueueBytesLocked(grpc::ByteBuffer bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The encoded `header` field (tag, length, header) of a response at `revision`; reused while the
+  // header stays the same, as it does across one publish's watchers.
+  const grpc::Slice& HeaderFieldLocked(int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the stream with `status` once the response being written, if any, is out; drops the rest.
+  void End(grpc::Status status);
+  // etcd splits a response for a watcher that accepts fragments once it reaches this size.
+  size_t FragmentLimit() const;
+  etcdserverpb::WatchResponse Response(int64_t watch_id, int64_t revision) const;
+  // The watcher is cancelled: what it still had to see was compacted away.
+  etcdserverpb::WatchResponse CompactedResponse(int64_t watch_id, int64_t compact_revision) const;
+
+  Member* const member_;
+  WatchHub* const hub_;
+  grpc::ByteBuffer request_bytes_;
+  etcdserverpb::WatchRequest request_;
+  absl::Mutex mu_;
+  std::deque<grpc::ByteBuffer> queue_ ABSL_GUARDED_BY(mu_);
+  etcdserverpb::ResponseHeader header_ ABSL_GUARDED_BY(mu_);  // what header_field_ encodes
+  grpc::Slice header_field_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool refused_ ABSL_GUARDED_BY(mu_) = false;  // a delivery was refused: catch up once half drained
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status final_status_ ABSL_GUARDED_BY(mu_){grpc::StatusCode::CANCELLED, "watch stream cancelled"};
+  const bool require_leader_;
+  const std::string auth_token_;
+  const std::string cert_user_;  // the client certificate's common name (CertUserOf)
+  // Touched only by the read callbacks, which gRPC runs one at a time.
+  absl::flat_hash_set<int64_t> ids_;
+  int64_t next_id_ = 0;
+};
+
+}  // namespace leasehold::server

@@ -1,0 +1,567 @@
+#include "server/http/http_server.h"
+
+#include <array>
+#include <deque>
+#include <mutex>
+#include <atomic>
+#include <optional>
+#include <vector>
+
+#include "boost/asio/bind_executor.hpp"
+#include "boost/asio/dispatch.hpp"
+#include "boost/asio/io_context.hpp"
+#include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/local/stream_protocol.hpp"
+#include "boost/asio/post.hpp"
+#include "boost/asio/write.hpp"
+#include "boost/asio/steady_timer.hpp"
+#include "boost/asio/strand.hpp"
+#include "boost/beast/core/flat_buffer.hpp"
+#include "boost/beast/core/tcp_stream.hpp"
+#include "boost/beast/http/chunk_encode.hpp"
+#include "boost/beast/http/empty_body.hpp"
+#include "boost/beast/http/error.hpp"
+#include "boost/beast/http/parser.hpp"
+#include "boost/beast/http/read.hpp"
+#include "boost/beast/http/serializer.hpp"
+#include "boost/beast/http/write.hpp"
+#include "boost/beast/ssl/ssl_stream.hpp"
+
+#include "server/tls/certificate_rules.h"
+#include "server/tls/tls_client_hello.h"
+
+namespace leasehold::server {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+// An idle keep-alive connection is closed after this long; so is one whose peer stops reading.
+constexpr auto kIdleTimeout = std::chrono::seconds(120);
+// A TLS client has this long to finish its handshake.
+constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
+// After refusing an oversized body: how much more of it is read and dropped, and for how long.
+constexpr uint64_t kMaxDrainBytes = 64 * 1024 * 1024;
+constexpr auto kDrainTimeout = std::chrono::seconds(10);
+
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One connection, plain (beast::tcp_stream) or over TLS (TlsStream).
+template <typename Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  Session(Stream stream, const HttpServer::Options& options, const HttpServer::Handler& handler)
+      : stream_(std::move(stream)), options_(options), handler_(handler) {}
+
+  void Start() {
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->Handshake(); });
+  }
+
+ private:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void Handshake() {
+    if constexpr (kTls) {
+      lowest().expires_after(kHandshakeTimeout);
+      stream_.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+        if (ec) return self->Close();  // not TLS, an untrusted certificate, or too slow
+        self->Read();
+      });
+    } else {
+      Read();
+    }
+  }
+
+  void Read() {
+    parser_.emplace();
+    parser_->header_limit(options_.header_limit_bytes);
+    parser_->body_limit(options_.body_limit_bytes);
+    lowest().expires_after(kIdleTimeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (ec == http::error::body_limit && options_.too_large) {
+      HttpResponse response = options_.too_large(parser_->get());
+      response.keep_alive(false);
+      // The client is likely still sending the body: closing at once would reset the connection
+      // before it reads the answer, so the rest is read and dropped after the answer goes out.
+      drain_before_close_ = true;
+      Write(std::move(response));
+      return;
+    }
+    if (ec) {
+      // Malformed requests included: a parser error leaves the stream unusable, so close it.
+      if (ec == http::error::header_limit || ec == http::error::bad_target || ec == http::error::bad_method ||
+          ec == http::error::bad_version || ec == http::error::bad_field || ec == http::error::bad_value) {
+        HttpResponse response{http::status::bad_request, 11};
+        response.keep_alive(false);
+        response.prepare_payload();
+        Write(std::move(response));
+        return;
+      }
+      Close();
+      return;
+    }
+    HttpRequest request = parser_->release();
+    const bool keep_alive = request.keep_alive();
+    const unsigned version = request.version();
+    auto whole = [self = this->shared_from_this(), keep_alive, version](HttpResponse response) {
+      response.version(version);
+      response.keep_alive(keep_alive && response.keep_alive());
+      asio::post(self->stream_.get_executor(),
+                 [self, response = std::move(response)]() mutable { self->Write(std::move(response)); });
+    };
+    auto streamer = [self = this->shared_from_this()](HttpResponse header) -> std::shared_ptr<HttpStream> {
+      auto stream = std::make_shared<ChunkedStream>(self);
+      asio::post(self->stream_.get_executor(),
+                 [stream, header = std::move(header)]() mutable { stream->Begin(std::move(header)); });
+      return stream;
+    };
+    handler_(std::move(request), HttpServer::Respond(std::move(whole), std::move(streamer)));
+  }
+
+  // A chunked answer on this connection. Its state is guarded by `mu_`; socket work runs on the
+  // session's strand.
+  class ChunkedStream : public HttpStream, public std::enable_shared_from_this<ChunkedStream> {
+   public:
+    explicit ChunkedStream(std::shared_ptr<Session> session) : session_(std::move(session)) {}
+
+    bool Send(std::string piece) override {
+      if (piece.empty()) return true;  // an empty chunk would end the answer
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ended_ || ending_) return false;
+      queue_.push_back(std::move(piece));
+      Kick();
+      return true;
+    }
+    void End() override {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ended_ || ending_) return;
+      ending_ = true;
+      Kick();
+    }
+    void OnClosed(std::function<void()> closed) override {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (ended_) {
+        lock.unlock();
+        closed();
+        return;
+      }
+      closed_ = std::move(closed);
+    }
+
+    // On the strand: writes the header, then watches for the client going away.
+    void Begin(HttpResponse header) {
+      auto& s = *session_;
+      header_.result(header.result());
+      for (const auto& field : header) header_.set(field.name_string(), field.value());
+      header_.version(11);
+      header_.chunked(true);
+      header_.keep_alive(false);
+      serializer_.emplace(header_);
+      s.lowest().expires_never();
+      http::async_write_header(s.stream_, *serializer_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+        if (ec) return self->Ended();
+        {
+          std::lock_guard<std::mutex> lock(self->mu_);
+          self->started_ = true;
+          self->Kick();
+        }
+        self->WatchForHangUp();
+      });
+    }
+
+   private:
+    // Schedules the next write if none is in flight. Called with mu_ held.
+    void Kick() {
+      if (!started_ || writing_ || ended_) return;
+      if (queue_.empty() && !ending_) return;
+      writing_ = true;
+      asio::post(session_->stream_.get_executor(), [self = this->shared_from_this()] { self->WriteNext(); });
+    }
+
+    void WriteNext() {
+      std::string piece;
+      bool last = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!queue_.empty()) {
+          piece = std::move(queue_.front());
+          queue_.pop_front();
+        } else {
+          last = ending_;
+        }
+      }
+      auto done = [self = this->shared_from_this(), last](beast::error_code ec, size_t) {
+        if (ec || last) return self->Ended();
+        std::lock_guard<std::mutex> lock(self->mu_);
+        self->writing_ = false;
+        self->Kick();
+      };
+      if (last) {
+        asio::async_write(session_->stream_, http::make_chunk_last(), std::move(done));
+      } else {
+        writing_piece_ = std::move(piece);
+        asio::async_write(session_->stream_, http::make_chunk(asio::buffer(writing_piece_)), std::move(done));
+      }
+    }
+
+    // A streaming client sends nothing more: a completed read means it has hung up (or misbehaves).
+    void WatchForHangUp() {
+      session_->stream_.async_read_some(asio::buffer(hang_up_buffer_),
+                                        [self = this->shared_from_this()](beast::error_code, size_t) { self->Ended(); });
+    }
+
+    void Ended() {
+      std::function<void()> closed;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (ended_) return;
+        ended_ = true;
+        queue_.clear();
+        closed = std::move(closed_);
+      }
+      session_->Close();
+      if (closed) closed();
+    }
+
+    std::shared_ptr<Session> session_;
+    http::response<http::empty_body> header_;
+    std::optional<http::response_serializer<http::empty_body>> serializer_;
+    std::string writing_piece_;
+    std::array<char, 1024> hang_up_buffer_;
+    std::mutex mu_;
+    std::deque<std::string> queue_;
+    std::function<void()> closed_;
+    bool started_ = false;
+    bool writing_ = false;
+    bool ending_ = false;
+    bool ended_ = false;
+  };
+
+  void Write(HttpResponse response) {
+    response_ = std::move(response);
+    // A HEAD answer states the entity's length without carrying it; everything else is measured.
+    if (response_.find(http::field::content_length) == response_.end() || !response_.body().empty()) {
+      response_.prepare_payload();
+    }
+    lowest().expires_after(kIdleTimeout);
+    http::async_write(stream_, response_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+      if (ec || !self->response_.keep_alive()) {
+        if (!ec && self->drain_before_close_) return self->Drain();
+        self->Close();
+        return;
+      }
+      self->Read();
+    });
+  }
+
+  // Half-closes, then reads and drops what the client still sends (at most kMaxDrainBytes, for at
+  // most kDrainTimeout) before closing.
+  void Drain() {
+    beast::error_code ignored;
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    lowest().expires_after(kDrainTimeout);
+    DrainSome();
+  }
+  void DrainSome() {
+    stream_.async_read_some(asio::buffer(drain_buffer_), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+      self->drained_ += n;
+      if (ec || self->drained_ > kMaxDrainBytes) {
+        self->lowest().close();
+        return;
+      }
+      self->DrainSome();
+    });
+  }
+
+  // Closes the connection (over TLS without a close_notify: every answer was complete already).
+  void Close() {
+    beast::error_code ignored;
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    lowest().close();
+  }
+
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  HttpResponse response_;
+  bool drain_before_close_ = false;
+  uint64_t drained_ = 0;
+  std::array<char, 16 * 1024> drain_buffer_;
+  const HttpServer::Options& options_;
+  const HttpServer::Handler& handler_;
+};
+
+// Carries bytes both ways between a client and gRPC's TLS listener, unread, until both directions
+// have ended: the TLS session is the client's with gRPC, so gRPC sees its certificate. The listener
+// is on an abstract Unix socket (cheaper than loopback TCP for every byte). Both sockets share the
+// accepted connection's strand.
+class Relay : public std::enable_shared_from_this<Relay> {
+ public:
+  Relay(tcp::socket client, const std::string& abstract_name)
+      : client_(std::move(client)), upstream_(client_.get_executor()), name_(abstract_name) {}
+
+  void Start() {
+    upstream_.async_connect(asio::local::stream_protocol::endpoint(std::string(1, '\0') + name_),
+                            [self = this->shared_from_this()](beast::error_code ec) {
+                              if (ec) return self->CloseBoth();
+                              self->Pump(self->client_, self->upstream_, self->to_upstream_);
+                              self->Pump(self->upstream_, self->client_, self->to_client_);
+                            });
+  }
+
+ private:
+  // A TLS record's most: one read usually carries whole records.
+  using Buffer = std::array<char, 16 * 1024 + 64>;
+
+  template <typename From, typename To>
+  void Pump(From& from, To& to, Buffer& buffer) {
+    from.async_read_some(asio::buffer(buffer), [self = this->shared_from_this(), &from, &to, &buffer](
+                                                   beast::error_code ec, size_t n) {
+      if (ec) {
+        // One side has finished sending: pass that on, and close once both have (at once on an error).
+        beast::error_code ignored;
+        to.shutdown(asio::socket_base::shutdown_send, ignored);
+        if (++self->ended_ == 2 || ec != asio::error::eof) self->CloseBoth();
+        return;
+      }
+      asio::async_write(to, asio::buffer(buffer.data(), n), [self, &from, &to, &buffer](beast::error_code ec, size_t) {
+        if (ec) return self->CloseBoth();
+        self->Pump(from, to, buffer);
+      });
+    });
+  }
+
+  void CloseBoth() {
+    beast::error_code ignored;
+    client_.close(ignored);
+    upstream_.close(ignored);
+  }
+
+  tcp::socket client_;
+  asio::local::stream_protocol::socket upstream_;
+  const std::string name_;
+  int ended_ = 0;
+  Buffer to_upstream_;
+  Buffer to_client_;
+};
+
+// Reads a new connection's first bytes without consuming them, to tell where it goes. On a plain
+// port shared with gRPC: HTTP/2's preface (a gRPC client, handed over) from HTTP/1 (served here).
+// On an https:// port shared with gRPC: a ClientHello offering HTTP/2 alone (a gRPC client, relayed)
+// from the rest (served here over TLS).
+class Sniffer : public std::enable_shared_from_this<Sniffer> {
+ public:
+  // `tls`: the https:// port's context; null for a plain port.
+  Sniffer(tcp::socket socket, asio::ssl::context* tls, const HttpServer::Options& options,
+          const HttpServer::Handler& handler)
+      : socket_(std::move(socket)), timer_(socket_.get_executor()), retry_(socket_.get_executor()), tls_(tls),
+        bytes_(tls != nullptr ? kMaxClientHelloBytes + 256 : kPreface.size()), options_(options), handler_(handler) {}
+
+  void Start() {
+    timer_.expires_after(tls_ != nullptr ? kHandshakeTimeout : kIdleTimeout);
+    timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (!ec) self->socket_.close(ec);  // silent for too long: the pending peek fails and ends it
+    });
+    Peek();
+  }
+
+ private:
+  static constexpr std::string_view kPreface = "PRI";
+
+  void Peek() {
+    socket_.async_receive(asio::buffer(bytes_), tcp::socket::message_peek,
+                          [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnPeek(ec, n); });
+  }
+
+  void OnPeek(beast::error_code ec, size_t n) {
+    if (ec || n == 0) {
+      timer_.cancel();
+      return;  // closed before saying anything (or timed out): the socket closes with us
+    }
+    const std::string_view seen(bytes_.data(), n);
+    if (!CanTell(seen)) {
+      // The rest is on its way ("P" may start "PRI" or "POST"; a hello may come in pieces): look
+      // again in a moment, a little later each time, so a client that stops halfway costs little
+      // until the timeout.
+      retry_.expires_after(retry_delay_);
+      retry_delay_ = std::min(retry_delay_ * 2, std::chrono::milliseconds(64));
+      retry_.async_wait([self = this->shared_from_this()](beast::error_code) { self->Peek(); });
+      return;
+    }
+    timer_.cancel();
+    if (tls_ == nullptr) {
+      if (seen.starts_with(kPreface)) return options_.divert_http2(socket_.release());
+      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket_)), options_, handler_)->Start();
+      return;
+    }
+    if (hello_.verdict == ClientHelloAlpn::Verdict::kRead && OffersHttp2Only(hello_.protocols)) {
+      std::make_shared<Relay>(std::move(socket_), options_.relay_grpc_tls_to)->Start();
+      return;
+    }
+    // Anything else, plaintext included, meets the TLS handshake here (and fails it, as on etcd's).
+    std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket_), *tls_), options_, handler_)->Start();
+  }
+
+  // Whether `seen` is enough to tell where the connection goes (on an https:// port, the hello read
+  // from it is kept in hello_).
+  bool CanTell(std::string_view seen) {
+    if (tls_ == nullptr) return seen.size() >= kPreface.size() || !kPreface.starts_with(seen);
+    hello_ = ReadClientHelloAlpn(seen);
+    return hello_.verdict != ClientHelloAlpn::Verdict::kNeedMore;
+  }
+
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  asio::steady_timer retry_;
+  std::chrono::milliseconds retry_delay_{1};
+  asio::ssl::context* const tls_;
+  std::vector<char> bytes_;
+  ClientHelloAlpn hello_;
+  const HttpServer::Options& options_;
+  const HttpServer::Handler& handler_;
+};
+
+}  // namespace
+
+HttpResponse MakeHttpResponse(http::status status, std::string_view content_type, std::string body) {
+  HttpResponse response{status, 11};
+  response.set(http::field::content_type, beast::string_view(content_type.data(), content_type.size()));
+  response.body() = std::move(body);
+  return response;
+}
+
+struct HttpServer::Impl {
+  Impl(Options o, Handler h) : options(std::move(o)), handler(std::move(h)), acceptor(asio::make_strand(io)) {}
+
+  void Accept() {
+    acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted) return;
+      if (!ec) {
+        socket.set_option(tcp::no_delay(true), ec);
+        if (tls_context && !options.relay_grpc_tls_to.empty()) {
+          std::make_shared<Sniffer>(std::move(socket), tls_context.get(), options, handler)->Start();
+        } else if (tls_context) {
+          std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls_context), options, handler)->Start();
+        } else if (options.divert_http2) {
+          std::make_shared<Sniffer>(std::move(socket), nullptr, options, handler)->Start();
+        } else {
+          std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), options, handler)->Start();
+        }
+      }
+      Accept();
+    });
+  }
+
+  Options options;
+  Handler handler;
+  std::unique_ptr<asio::ssl::context> tls_context;  // set by Start when options.tls is
+  asio::io_context io;
+  tcp::acceptor acceptor;
+  std::vector<std::thread> threads;
+  std::atomic<uint16_t> port{0};
+};
+
+HttpServer::HttpServer(Options options, Handler handler)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+namespace {
+
+absl::StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const TlsFiles& files) {
+  if (files.cert_file.empty() || files.key_file.empty()) {
+    return absl::InvalidArgumentError("https needs --cert-file and --key-file");
+  }
+  if (files.client_cert_auth && files.trusted_ca_file.empty()) {
+    return absl::InvalidArgumentError("--client-cert-auth needs --trusted-ca-file");
+  }
+  auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+  context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  beast::error_code ec;
+  context->use_certificate_chain_file(files.cert_file, ec);
+  if (ec) return absl::InvalidArgumentError("cannot use certificate " + files.cert_file + ": " + ec.message());
+  context->use_private_key_file(files.key_file, asio::ssl::context::pem, ec);
+  if (ec) return absl::InvalidArgumentError("cannot use key " + files.key_file + ": " + ec.message());
+  if (!files.cipher_list.empty() && SSL_CTX_set_cipher_list(context->native_handle(), files.cipher_list.c_str()) != 1) {
+    return absl::InvalidArgumentError("cannot use the cipher suites " + files.cipher_list);
+  }
+  if (!files.trusted_ca_file.empty()) {
+    context->load_verify_file(files.trusted_ca_file, ec);
+    if (ec) return absl::InvalidArgumentError("cannot read CA file " + files.trusted_ca_file + ": " + ec.message());
+  }
+  if (files.client_cert_auth) {
+    context->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+    if (HasCertificateRules(files)) {
+      if (absl::Status st = ValidateCertificateRules(files); !st.ok()) return st;
+      // etcd's further rules, once OpenSSL has verified the whole chain (the callback's last call,
+      // for the leaf); the chain the client sent is what is checked against the revocation list.
+      context->set_verify_callback([files](bool preverified, asio::ssl::verify_context& verify) {
+        X509_STORE_CTX* store = verify.native_handle();
+        if (!preverified || X509_STORE_CTX_get_error_depth(store) != 0) return preverified;
+        std::vector<X509*> presented{X509_STORE_CTX_get_current_cert(store)};
+        if (STACK_OF(X509)* sent = X509_STORE_CTX_get0_untrusted(store)) {
+          for (int i = 0; i < sk_X509_num(sent); ++i) {
+            if (X509_cmp(sk_X509_value(sent, i), presented[0]) != 0) presented.push_back(sk_X509_value(sent, i));
+          }
+        }
+        absl::Status st = CheckPresentedCertificates(files, presented);
+        if (!st.ok()) LogRejectedCertificate("client", st);
+        return st.ok();
+      });
+    }
+  }
+  return context;
+}
+
+}  // namespace
+
+absl::Status HttpServer::Start() {
+  if (impl_->options.tls) {
+    auto context = MakeTlsContext(*impl_->options.tls);
+    if (!context.ok()) return context.status();
+    impl_->tls_context = std::move(*context);
+  }
+  beast::error_code ec;
+  auto address = asio::ip::make_address(impl_->options.host, ec);
+  if (ec) return absl::InvalidArgumentError("HTTP listener: bad address " + impl_->options.host);
+  tcp::endpoint endpoint(address, impl_->options.port);
+  auto& acceptor = impl_->acceptor;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return absl::UnavailableError("cannot listen on " + impl_->options.host + ":" +
+                                  std::to_string(impl_->options.port) + ": " + ec.message());
+  }
+  impl_->port = acceptor.local_endpoint().port();
+  impl_->Accept();
+  for (int i = 0; i < std::max(1, impl_->options.threads); ++i) {
+    impl_->threads.emplace_back([this] { impl_->io.run(); });
+  }
+  return absl::OkStatus();
+}
+
+void HttpServer::Stop() {
+  if (!impl_ || impl_->threads.empty()) return;
+  asio::post(impl_->acceptor.get_executor(), [this] {
+    beast::error_code ignored;
+    impl_->acceptor.close(ignored);
+  });
+  impl_->io.stop();
+  for (auto& t : impl_->threads) t.join();
+  impl_->threads.clear();
+}
+
+uint16_t HttpServer::port() const { return impl_->port; }
+
+}  // namespace leasehold::server

@@ -1,0 +1,390 @@
+#include "server/watch/watch_hub.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <tuple>
+
+#include "absl/container/node_hash_map.h"
+#include "etcdserverpb/rpc.pb.h"
+#include "server/observability/log.h"
+#include "storage/mvcc/mvcc_store.h"
+
+namespace leasehold::server {
+
+namespace {
+
+bool AnyPrevKv(const std::vector<mvccpb::Event>& events) {
+  for (const auto& e : events) {
+    if (e.has_prev_kv()) return true;
+  }
+  return false;
+}
+
+// Distinct revisions among `events` (ascending).
+int RevisionCount(const std::vector<mvccpb::Event>& events) {
+  int count = 0;
+  int64_t last = 0;
+  for (const auto& e : events) {
+    if (e.kv().mod_revision() != last) ++count;
+    last = e.kv().mod_revision();
+  }
+  return count;
+}
+
+}  // namespace
+
+SharedEvents::SharedEvents(const std::vector<mvccpb::Event>& events)
+    : events_(events), any_prev_kv_(AnyPrevKv(events)) {}
+
+const grpc::Slice& SharedEvents::Encoded(bool prev_kv) const {
+  // Without any prev_kv the two encodings are one.
+  const int variant = prev_kv && any_prev_kv_ ? 1 : 0;
+  absl::call_once(once_[variant], [this, variant] {
+    // A response holding just the events serialises to exactly the field's bytes.
+    etcdserverpb::WatchResponse holder;
+    for (const auto& e : events_) {
+      mvccpb::Event* copy = holder.add_events();
+      *copy = e;
+      if (variant == 0) copy->clear_prev_kv();
+    }
+    encoded_[variant] = grpc::Slice(holder.SerializeAsString());
+  });
+  return encoded_[variant];
+}
+
+WatchHub::WatchHub(storage::StateMachine* state_machine, absl::Duration progress_interval)
+    : state_machine_(state_machine),
+      fan_out_(static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency())))),
+      published_revision_(state_machine->revision()),
+      progress_interval_ms_(std::max<int64_t>(1, absl::ToInt64Milliseconds(progress_interval))) {}
+
+int64_t WatchHub::published_revision() const {
+  absl::MutexLock lock(&mu_);
+  return published_revision_;
+}
+
+size_t WatchHub::watcher_count() const {
+  absl::MutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [sink, watchers] : watchers_) n += watchers.size();
+  return n;
+}
+
+bool WatchHub::Matches(const Watcher& w, const mvccpb::Event& event) const {
+  if (event.kv().mod_revision() < w.next_revision) return false;
+  if (event.type() == mvccpb::Event::PUT ? w.spec.no_put : w.spec.no_delete) return false;
+  return storage::MvccStore::InRange(event.kv().key(), w.spec.key, w.spec.range_end);
+}
+
+bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t revision) {
+  if (events.empty()) return true;
+  if (!w.spec.prev_kv) {
+    for (auto& e : events) e.clear_prev_kv();
+  }
+  // At most kMaxRevisionsPerResponse revisions per response, as etcd sends a watcher catching up
+  // from history: a client with a receive limit (gRPC's default is 4 MiB) can follow a long
+  // history. A revision is never split.
+  size_t begin = 0;
+  while (begin < events.size()) {
+    size_t end = begin;
+    int revisions = 0;
+    for (int64_t rev = 0; end < events.size(); ++end) {
+      if (events[end].kv().mod_revision() != rev) {
+        if (revisions == kMaxRevisionsPerResponse) break;
+        rev = events[end].kv().mod_revision();
+        ++revisions;
+      }
+    }
+    const int64_t last = events[end - 1].kv().mod_revision();
+    std::vector<mvccpb::Event> chunk;
+    if (begin == 0 && end == events.size()) {
+      chunk = std::move(events);
+    } else {
+      chunk.assign(std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(begin)),
+                   std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(end)));
+    }
+    if (!w.sink->Deliver(w.spec, std::move(chunk), revision)) return false;
+    w.next_revision = last + 1;
+    w.idle = false;
+    begin = end;
+  }
+  return true;
+}
+
+std::vector<WatchHub::Watcher*> WatchHub::WatchersOfKeysLocked(const std::vector<mvccpb::Event>& events) {
+  // Listed once each as they are met (a revoke deleting thousands of keys under one watched prefix
+  // meets each watcher thousands of times), then grouped by sink.
+  const uint64_t collection = ++collections_;
+  std::vector<Watcher*> found;
+  for (const auto& e : events) {
+    by_range_.ForEachHolding(e.kv().key(), [&found, collection](Watcher* w) {
+      if (w->collected == collection) return;
+      w->collected = collection;
+      found.push_back(w);
+    });
+  }
+  std::sort(found.begin(), found.end(),
+            [](const Watcher* a, const Watcher* b) { return std::tie(a->sink, a) < std::tie(b->sink, b); });
+  return found;
+}
+
+namespace {
+
+// [begin, end) of each run of watchers of one sink in `watchers` (grouped by sink).
+template <typename W>
+std::vector<std::pair<size_t, size_t>> SinkRuns(const std::vector<W*>& watchers) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t begin = 0, end = 0; begin < watchers.size(); begin = end) {
+    for (end = begin + 1; end < watchers.size() && watchers[end]->sink == watchers[begin]->sink; ++end) {
+    }
+    runs.emplace_back(begin, end);
+  }
+  return runs;
+}
+
+}  // namespace
+
+void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revision,
+                       const std::function<void()>& midway) {
+  bool all_served = true;
+  // A group of more revisions than one response may hold goes the per-watcher way, in pieces.
+  const SharedEvents shared(events);
+  const SharedEvents* shareable = RevisionCount(events) <= kMaxRevisionsPerResponse ? &shared : nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
+    int served = 0;
+    for (const auto& [begin, end] : SinkRuns(watchers)) {
+      if (served == kStreamsServedFirst) {
+        all_served = false;
+        break;
+      }
+      if (ServeLocked(watchers, begin, end, events, shareable, revision)) ++served;
+    }
+    if (all_served) published_revision_ = revision;
+  }
+  // Without the lock: answering may lead to calls into the hub.
+  midway();
+  if (all_served) return;
+  absl::MutexLock lock(&mu_);
+  // The watchers of these keys again, as they are now: those served above, and watchers added or
+  // caught up meanwhile (from history up to the earlier published revision), have moved their
+  // next_revision past what they got, so Matches skips it; cancelled ones are gone.
+  const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
+  const std::vector<std::pair<size_t, size_t>> runs = SinkRuns(watchers);
+  // Sinks are disjoint, so chunks of them can be served in parallel; we hold mu_ throughout.
+  fan_out_.Run(runs.size(), /*min_parallel=*/64, [&](size_t begin, size_t end) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    for (size_t i = begin; i < end; ++i) ServeLocked(watchers, runs[i].first, runs[i].second, events, shareable, revision);
+  });
+  published_revision_ = revision;
+}
+
+WatchHub::Delivery WatchHub::DeliverMatchingLocked(Watcher& w, const std::vector<mvccpb::Event>& events,
+                                                   const SharedEvents* shared, int64_t revision) {
+  size_t matched = 0;
+  for (const auto& e : events) matched += Matches(w, e) ? 1 : 0;
+  if (matched == 0) return Delivery::kNothing;
+  if (shared != nullptr && matched == events.size()) {
+    if (!w.sink->DeliverShared(w.spec, *shared, revision)) return Delivery::kRefused;
+    w.next_revision = events.back().kv().mod_revision() + 1;
+    w.idle = false;
+    return Delivery::kSent;
+  }
+  std::vector<mvccpb::Event> mine;
+  mine.reserve(matched);
+  for (const auto& e : events) {
+    if (Matches(w, e)) mine.push_back(e);
+  }
+  return SendLocked(w, std::move(mine), revision) ? Delivery::kSent : Delivery::kRefused;
+}
+
+bool WatchHub::ServeLocked(const std::vector<Watcher*>& watchers, size_t begin, size_t end,
+                           const std::vector<mvccpb::Event>& events, const SharedEvents* shared, int64_t revision) {
+  bool sent = false;
+  for (size_t i = begin; i < end; ++i) {
+    Watcher& w = *watchers[i];
+    if (w.lagging) continue;
+    const Delivery delivery = DeliverMatchingLocked(w, events, shared, revision);
+    sent = sent || delivery != Delivery::kNothing;
+    // A full sink leaves next_revision where it was; the missed events are replayed from history.
+    if (delivery == Delivery::kRefused) w.lagging = true;
+  }
+  return sent;
+}
+
+// The lagging watchers of one stream usually missed the same events: a put watched thousands of
+// times over one stream fills it, and most of its watchers are caught up later. Each distinct
+// history (start, range) is read from the store once per catch-up, and encoded once for those
+// watchers that take all of it.
+struct WatchHub::ReplayCache {
+  struct Entry {
+    std::vector<mvccpb::Event> events;
+    std::unique_ptr<SharedEvents> shared;  // set when the events fit in one response
+  };
+  // Node-based: SharedEvents holds a reference to its entry's events.
+  absl::node_hash_map<std::tuple<int64_t, std::string, std::string>, Entry> entries;
+};
+
+WatchHub::Replayed WatchHub::ReplayLocked(Watcher& w, ReplayCache* cache) {
+  ReplayCache::Entry uncached;
+  ReplayCache::Entry* read = &uncached;
+  bool fresh = true;
+  decltype(ReplayCache::entries)::iterator cached;
+  if (cache != nullptr) {
+    std::tie(cached, fresh) = cache->entries.try_emplace(std::make_tuple(w.next_revision, w.spec.key, w.spec.range_end));
+    read = &cached->second;
+  }
+  if (fresh) {
+    absl::Status st = state_machine_->History(w.next_revision, published_revision_, w.spec.key, w.spec.range_end,
+                                              true, &read->events);
+    if (!st.ok()) {
+      if (cache != nullptr) cache->entries.erase(cached);
+      LogWarn("watch history replay failed", {{"error", st.ToString()}});
+      return Replayed::kFailed;
+    }
+    if (cache != nullptr && !read->events.empty() && RevisionCount(read->events) <= kMaxRevisionsPerResponse) {
+      read->shared = std::make_unique<SharedEvents>(read->events);
+    }
+  }
+  if (DeliverMatchingLocked(w, read->events, read->shared.get(), published_revision_) == Delivery::kRefused) {
+    return Replayed::kSinkFull;
+  }
+  w.next_revision = published_revision_ + 1;
+  return Replayed::kAll;
+}
+
+absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* current_revision,
+                           int64_t* compact_revision) {
+  absl::MutexLock lock(&mu_);
+  *current_revision = published_revision_;
+  Watcher w{spec, sink, spec.start_revision > 0 ? spec.start_revision : published_revision_ + 1};
+  if (spec.before_first && state_machine_->compacted_revision() > 0) {
+    *compact_revision = state_machine_->compacted_revision();
+    return absl::OutOfRangeError("etcdserver: mvcc: required revision has been compacted");
+  }
+  if (w.next_revision <= published_revision_) {
+    const int64_t compacted = state_machine_->compacted_revision();
+    if (w.next_revision < compacted) {
+      *compact_revision = compacted;
+      return absl::OutOfRangeError("etcdserver: mvcc: required revision has been compacted");
+    }
+    if (ReplayLocked(w, nullptr) != Replayed::kAll) w.lagging = true;
+  }
+  auto [it, added] = watchers_[sink].try_emplace(spec.watch_id, std::move(w));
+  if (!added) {  // a stream reuses a watch id only once its watcher is gone; never two under one id
+    by_range_.Erase(it->second.spec.key, it->second.spec.range_end, &it->second);
+    it->second = std::move(w);
+  }
+  by_range_.Insert(spec.key, spec.range_end, &it->second);
+  return absl::OkStatus();
+}
+
+bool WatchHub::Remove(WatchSink* sink, int64_t watch_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = watchers_.find(sink);
+  if (it == watchers_.end()) return false;
+  auto w = it->second.find(watch_id);
+  const bool removed = w != it->second.end();
+  if (removed) {
+    by_range_.Erase(w->second.spec.key, w->second.spec.range_end, &w->second);
+    it->second.erase(w);
+  }
+  if (it->second.empty()) watchers_.erase(it);
+  return removed;
+}
+
+namespace {
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+void WatchHub::OpenStream(WatchSink* sink) {
+  absl::MutexLock lock(&mu_);
+  const int64_t period = progress_interval_ms_ + absl::Uniform<int64_t>(jitter_, 0, progress_interval_ms_ / 10 + 1);
+  const int64_t due = SteadyMs() + period;
+  if (!tickers_.emplace(sink, ProgressTicker{due, period}).second) return;
+  tickers_by_due_.emplace(due, sink);
+}
+
+absl::Duration WatchHub::NotifyProgress() {
+  absl::MutexLock lock(&mu_);
+  const int64_t now = SteadyMs();
+  while (!tickers_by_due_.empty() && tickers_by_due_.begin()->first <= now) {
+    WatchSink* sink = tickers_by_due_.begin()->second;
+    tickers_by_due_.erase(tickers_by_due_.begin());
+    ProgressTicker& ticker = tickers_[sink];
+    // Like Go's ticker, a tick missed while the thread was held up is dropped, not made up for.
+    ticker.due_ms += ticker.period_ms;
+    if (ticker.due_ms <= now) ticker.due_ms = now + ticker.period_ms;
+    tickers_by_due_.emplace(ticker.due_ms, sink);
+    auto it = watchers_.find(sink);
+    if (it == watchers_.end()) continue;
+    for (auto& [id, w] : it->second) {
+      if (!w.spec.progress_notify || w.lagging) continue;
+      if (w.idle) sink->Progress(id, published_revision_);
+      w.idle = true;
+    }
+  }
+  const int64_t next = tickers_by_due_.empty() ? now + progress_interval_ms_
+                                               : std::min(tickers_by_due_.begin()->first, now + progress_interval_ms_);
+  return absl::Milliseconds(next - now);
+}
+
+void WatchHub::NotifyNoLeader() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [sink, watchers] : watchers_) sink->NoLeader();
+}
+
+void WatchHub::RemoveAll(WatchSink* sink) {
+  absl::MutexLock lock(&mu_);
+  if (auto ticker = tickers_.find(sink); ticker != tickers_.end()) {
+    tickers_by_due_.erase({ticker->second.due_ms, sink});
+    tickers_.erase(ticker);
+  }
+  auto it = watchers_.find(sink);
+  if (it == watchers_.end()) return;
+  for (auto& [id, w] : it->second) by_range_.Erase(w.spec.key, w.spec.range_end, &w);
+  watchers_.erase(it);
+}
+
+void WatchHub::CatchUp(WatchSink* sink) {
+  absl::MutexLock lock(&mu_);
+  auto it = watchers_.find(sink);
+  if (it != watchers_.end()) CatchUpLocked(sink, it->second);
+}
+
+void WatchHub::Resync(int64_t revision) {
+  absl::MutexLock lock(&mu_);
+  published_revision_ = revision;
+  for (auto& [sink, watchers] : watchers_) {
+    for (auto& [id, w] : watchers) w.lagging = true;
+    CatchUpLocked(sink, watchers);
+  }
+}
+
+void WatchHub::CatchUpLocked(WatchSink* sink, SinkWatchers& watchers) {
+  const int64_t compacted = state_machine_->compacted_revision();
+  ReplayCache cache;
+  for (auto w = watchers.begin(); w != watchers.end();) {
+    if (w->second.lagging && w->second.next_revision < compacted) {
+      // What it missed is gone; etcd cancels such a watcher with the compact revision too.
+      sink->Compacted(w->first, compacted);
+      by_range_.Erase(w->second.spec.key, w->second.spec.range_end, &w->second);
+      watchers.erase(w++);
+      continue;
+    }
+    if (w->second.lagging) {
+      const Replayed replayed = ReplayLocked(w->second, &cache);
+      // A full sink calls again once it has room: reading more history for it now would be wasted.
+      if (replayed == Replayed::kSinkFull) return;
+      if (replayed == Replayed::kAll) w->second.lagging = false;
+    }
+    ++w;
+  }
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,183 @@
+#include "storage/lease/lease_collection.h"
+
+#include <algorithm>
+
+namespace leasehold::storage {
+
+bool LeaseCollection::Contains(int64_t id) const {
+  absl::MutexLock lock(&mu_);
+  return lease_map_.contains(id);
+}
+
+void LeaseCollection::Grant(int64_t id, int64_t ttl_seconds, int64_t deadline_ms) {
+  absl::MutexLock lock(&mu_);
+  Lease& lease = lease_map_[id];
+  lease.ttl_seconds = ttl_seconds;
+  lease.deadline_ms = deadline_ms;
+  if (primary_) expiry_.Upsert(id, deadline_ms);
+  expired_.erase(id);
+}
+
+std::vector<std::string> LeaseCollection::Revoke(int64_t id) {
+  absl::MutexLock lock(&mu_);
+  auto it = lease_map_.find(id);
+  if (it == lease_map_.end()) return {};
+  std::vector<std::string> keys(it->second.keys.begin(), it->second.keys.end());
+  for (const std::string& key : keys) item_map_.erase(key);
+  lease_map_.erase(it);
+  expiry_.Remove(id);
+  renewed_.erase(id);
+  expired_.erase(id);
+  return keys;
+}
+
+void LeaseCollection::Attach(int64_t id, const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  auto it = lease_map_.find(id);
+  if (it == lease_map_.end()) return;
+  it->second.keys.insert(key);
+  item_map_[key] = id;
+}
+
+void LeaseCollection::Detach(int64_t id, const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  auto it = lease_map_.find(id);
+  if (it != lease_map_.end()) it->second.keys.erase(key);
+  auto item = item_map_.find(key);
+  if (item != item_map_.end() && item->second == id) item_map_.erase(item);
+}
+
+void LeaseCollection::Checkpoint(int64_t id, int64_t deadline_ms) {
+  absl::MutexLock lock(&mu_);
+  auto it = lease_map_.find(id);
+  if (it != lease_map_.end()) it->second.deadline_ms = std::max(it->second.deadline_ms, deadline_ms);
+}
+
+std::optional<std::pair<int64_t, int64_t>> LeaseCollection::Record(int64_t id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = lease_map_.find(id);
+  if (it == lease_map_.end()) return std::nullopt;
+  return std::make_pair(it->second.ttl_seconds, it->second.deadline_ms);
+}
+
+int64_t LeaseCollection::LeaseOfKey(const std::string& key) const {
+  absl::MutexLock lock(&mu_);
+  auto it = item_map_.find(key);
+  return it == item_map_.end() ? 0 : it->second;
+}
+
+void LeaseCollection::Clear() {
+  absl::MutexLock lock(&mu_);
+  lease_map_.clear();
+  item_map_.clear();
+  primary_ = false;
+  expiry_.Clear();
+  renewed_.clear();
+  expired_.clear();
+}
+
+void LeaseCollection::Promote(int64_t extend_ms, int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  primary_ = true;
+  expiry_.Clear();
+  renewed_.clear();
+  expired_.clear();
+  for (const auto& [id, lease] : lease_map_) {
+    const int64_t deadline_ms = lease.deadline_ms != 0 ? lease.deadline_ms : now_ms + lease.ttl_seconds * 1000;
+    expiry_.Upsert(id, deadline_ms + extend_ms);
+  }
+}
+
+void LeaseCollection::Demote() {
+  absl::MutexLock lock(&mu_);
+  primary_ = false;
+  expiry_.Clear();
+  renewed_.clear();
+  expired_.clear();
+}
+
+bool LeaseCollection::is_primary() const {
+  absl::MutexLock lock(&mu_);
+  return primary_;
+}
+
+int64_t LeaseCollection::ExpiryLocked(int64_t id, const Lease& lease) const {
+  if (primary_) {
+    if (auto it = expired_.find(id); it != expired_.end()) return it->second;
+    if (auto expiry = expiry_.ExpiryOf(id)) return *expiry;
+  }
+  return lease.deadline_ms;
+}
+
+int64_t LeaseCollection::Renew(int64_t id, int64_t now_ms, int64_t* replicated_deadline_ms) {
+  absl::MutexLock lock(&mu_);
+  auto it = lease_map_.find(id);
+  if (it == lease_map_.end() || !primary_) return 0;
+  if (replicated_deadline_ms != nullptr) *replicated_deadline_ms = it->second.deadline_ms;
+  if (ExpiryLocked(id, it->second) <= now_ms) return 0;
+  expiry_.Upsert(id, now_ms + it->second.ttl_seconds * 1000);
+  renewed_.insert(id);
+  return it->second.ttl_seconds;
+}
+
+std::vector<int64_t> LeaseCollection::PopExpired(int64_t now_ms, size_t max_count, int64_t retry_ms) {
+  absl::MutexLock lock(&mu_);
+  std::vector<int64_t> expired;
+  while (expired.size() < max_count && !expiry_.empty() && expiry_.Top().expiry_ms <= now_ms) {
+    const ExpiryQueue::Item top = expiry_.Top();
+    expired.push_back(top.id);
+    // Popped again (a retry) it keeps the expiry it first had.
+    expired_.try_emplace(top.id, top.expiry_ms);
+    renewed_.erase(top.id);
+    expiry_.Upsert(top.id, now_ms + retry_ms);
+  }
+  return expired;
+}
+
+std::vector<std::pair<int64_t, int64_t>> LeaseCollection::TakeCheckpoints(int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  out.reserve(renewed_.size());
+  for (int64_t id : renewed_) {
+    auto expiry = expiry_.ExpiryOf(id);
+    if (expiry && lease_map_.contains(id)) out.emplace_back(id, std::max<int64_t>(0, *expiry - now_ms));
+  }
+  renewed_.clear();
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<LeaseCollection::TimeToLive> LeaseCollection::Lookup(int64_t id, int64_t now_ms,
+                                                                   bool with_keys) const {
+  absl::MutexLock lock(&mu_);
+  auto it = lease_map_.find(id);
+  if (it == lease_map_.end()) return std::nullopt;
+  TimeToLive ttl;
+  ttl.granted_ttl_seconds = it->second.ttl_seconds;
+  // Whole seconds, truncated, as etcd's TTL. Our clocks count milliseconds: a read in the very
+  // millisecond of the grant or renewal would show the full TTL, where etcd's nanosecond clock has
+  // always moved on (a fresh 10 s lease reads 9), so time left counts as a hair under what it says.
+  const int64_t left_ms = ExpiryLocked(id, it->second) - now_ms;
+  ttl.remaining_seconds = (left_ms > 0 ? left_ms - 1 : left_ms) / 1000;
+  if (with_keys) ttl.keys.assign(it->second.keys.begin(), it->second.keys.end());
+  return ttl;
+}
+
+std::vector<int64_t> LeaseCollection::Ids() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::pair<int64_t, int64_t>> by_expiry;
+  by_expiry.reserve(lease_map_.size());
+  for (const auto& [id, lease] : lease_map_) by_expiry.emplace_back(ExpiryLocked(id, lease), id);
+  std::sort(by_expiry.begin(), by_expiry.end());
+  std::vector<int64_t> ids;
+  ids.reserve(by_expiry.size());
+  for (const auto& entry : by_expiry) ids.push_back(entry.second);
+  return ids;
+}
+
+size_t LeaseCollection::size() const {
+  absl::MutexLock lock(&mu_);
+  return lease_map_.size();
+}
+
+}  // namespace leasehold::storage

@@ -1,0 +1,145 @@
+// The multi-version key-value store: every change gets a revision (main, sub); the latest state of
+// each key lives in memory (an ordered index with its change history) and every version, including
+// delete tombstones, is persisted in the engine so reads at past revisions and watches can be served
+// until a compaction removes them. Revision numbering matches etcd's: an empty store is at revision 1
+// and each write transaction that changes anything advances it by one.
+//
+// Not thread-safe: the state machine serialises writers and guards readers with its own lock.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mvccpb/kv.pb.h"
+#include "rocksdb/write_batch.h"
+#include "storage/backend/engine.h"
+#include "storage/backend/revision.h"
+
+namespace leasehold::storage {
+
+struct KeyChange {
+  Revision rev;
+  bool tombstone = false;
+};
+
+// One key: its history (ascending) and, when it exists now, its latest version.
+struct KeyRecord {
+  std::vector<KeyChange> changes;
+  bool live = false;
+  int64_t create_revision = 0;
+  int64_t mod_revision = 0;
+  int64_t version = 0;
+  int64_t lease = 0;
+  std::string value;
+};
+
+struct RangeOptions {
+  int64_t revision = 0;  // 0 or less: the current revision
+  int64_t limit = 0;     // 0: no limit. Counting continues past the limit.
+  bool count_only = false;
+};
+
+struct RangeResult {
+  std::vector<mvccpb::KeyValue> kvs;  // in key order
+  int64_t count = 0;                  // keys in the range, regardless of limit
+};
+
+class MvccStore {
+ public:
+  // Not copyable: live_ points into index_.
+  MvccStore(const MvccStore&) = delete;
+  MvccStore& operator=(const MvccStore&) = delete;
+  explicit MvccStore(Engine* engine) : engine_(engine) {}
+
+  // Rebuilds the in-memory index from the engine. `on_live_key` is called for every key that exists
+  // at the current revision (the caller re-attaches leases from it). DataLoss on a malformed record.
+  [[nodiscard]] absl::Status Restore(const std::function<void(const std::string& key, const KeyRecord&)>& on_live_key);
+
+  int64_t revision() const { return current_; }
+  int64_t compacted_revision() const { return compacted_ < 0 ? 0 : compacted_; }
+
+  // Keys in [key, range_end): an empty range_end selects `key` alone, "\0" selects every key >= key.
+  // OutOfRange (etcd's compacted / future revision errors) for revisions outside the kept history.
+  [[nodiscard]] absl::StatusOr<RangeResult> Range(std::string_view key, std::string_view range_end,
+                                    const RangeOptions& options) const;
+
+  // The live record of `key`, or nullptr.
+  const KeyRecord* FindLive(std::string_view key) const;
+  // Calls `fn` for each live key in the range at the current revision, in key order.
+  void ForEachLive(std::string_view key, std::string_view range_end,
+                   const std::function<void(const std::string&, const KeyRecord&)>& fn) const;
+
+  // Appends the events of revisions [from, to] on keys in [key, range_end), oldest first, each with
+  // its previous version when `with_prev_kv`. OutOfRange (compacted) when `from` is below the
+  // compacted revision. Reads the engine: call only for revisions already flushed.
+  [[nodiscard]] absl::Status History(int64_t from, int64_t to, std::string_view key, std::string_view range_end,
+                       bool with_prev_kv, std::vector<mvccpb::Event>* out) const;
+
+  // True when `key` is in [start, range_end) with etcd's conventions for an empty and a "\0" end.
+  static bool InRange(std::string_view key, std::string_view start, std::string_view range_end);
+
+  // Removes history older than `revision` (the latest version at or below it is kept for reads at
+  // `revision`). OutOfRange when already compacted past it or when it is in the future.
+  [[nodiscard]] absl::Status Compact(int64_t revision, rocksdb::WriteBatch* batch);
+
+  static mvccpb::KeyValue ToKeyValue(const std::string& key, const KeyRecord& record);
+
+  // Versions are written to a batch that the state machine flushes once per group of entries; until
+  // then they are read from here. Call after the batch holding them has been written.
+  void ClearUnflushed() { unflushed_.clear(); }
+
+  // A write transaction: all its changes share main revision revision()+1 and become visible to
+  // reads (including the transaction's own) as they are made. Call Finish() once at the end.
+  class WriteTxn {
+   public:
+    // When `events` is given, every change appends its watch event (with the previous version).
+    WriteTxn(MvccStore* store, rocksdb::WriteBatch* batch, std::vector<mvccpb::Event>* events = nullptr)
+        : store_(store), batch_(batch), events_(events), main_(store->current_ + 1) {}
+    // Returns the previous version when the key existed.
+    std::optional<mvccpb::KeyValue> Put(const std::string& key, const std::string& value, int64_t lease);
+    // Deletes every live key in the range in key order; returns their previous versions.
+    std::vector<mvccpb::KeyValue> DeleteRange(std::string_view key, std::string_view range_end);
+    // The revision a read inside this transaction observes.
+    int64_t revision() const { return next_sub_ > 0 ? main_ : main_ - 1; }
+    bool changed() const { return next_sub_ > 0; }
+    void Finish();
+
+   private:
+    MvccStore* store_;
+    rocksdb::WriteBatch* batch_;
+    std::vector<mvccpb::Event>* events_;
+    int64_t main_;
+    int64_t next_sub_ = 0;
+  };
+
+ private:
+  // Every record (live or only history) in the range, in key order; `fn` returns false to stop.
+  template <typename Fn>
+  void ForEachRecord(std::string_view key, std::string_view range_end, Fn&& fn) const;
+  // Live records only, in key order, without stepping over the deleted keys kept for history.
+  template <typename Fn>
+  void ForEachLiveRecord(std::string_view key, std::string_view range_end, Fn&& fn) const;
+  [[nodiscard]] absl::StatusOr<mvccpb::KeyValue> LoadVersion(const Revision& rev) const;
+
+  void RecordVersion(const Revision& rev, std::string encoded, rocksdb::WriteBatch* batch);
+
+  Engine* engine_;
+  std::map<std::string, KeyRecord, std::less<>> index_;
+  // The live subset of index_ (keys view index_'s own; map nodes never move). Current-revision reads
+  // walk this, so keys created and deleted over and over (lock keys, sessions) cost them nothing.
+  std::map<std::string_view, KeyRecord*, std::less<>> live_;
+  absl::flat_hash_map<std::string, std::string> unflushed_;  // revision key -> encoded version
+  int64_t current_ = 1;
+  // -1 until the first compaction: as in etcd, a store never compacted takes a compaction to 0 (once).
+  int64_t compacted_ = -1;
+};
+
+}  // namespace leasehold::storage

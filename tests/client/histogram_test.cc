@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/test_seed.h"
+
 namespace leasehold::bench {
 namespace {
 
@@ -21,7 +23,7 @@ TEST(HistogramTest, SmallValuesAreExact) {
 }
 
 TEST(HistogramTest, PercentilesWithinBucketPrecision) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = leasehold::testing::TestSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   std::lognormal_distribution<double> latency(8.0, 1.5);  // µs, a long tail like real latencies

@@ -11,6 +11,7 @@
 #    configured alike; a token is a signed JWT naming its user, good across a restart, void after
 #    its ttl or any auth change (etcd's "revision of auth store is old").
 source "$(dirname "$0")/lib.sh"
+e2e_plan 28
 HERE=$(dirname "$0")
 
 normalise() { sed -E '/"level":"warn"/d; s/[0-9a-f]{16}/ID/g; s/127\.0\.0\.1:[0-9]+/ENDPOINT/g'; }
@@ -124,7 +125,8 @@ check_match "an auth change voids it, with etcd's error" '"message":"etcdserver:
   "$(gw kv/range '{"key":"L2MveA=="}' -H "Authorization: $TOKEN")"
 TOKEN=$(gw auth/authenticate '{"name":"root","password":"rootpw"}' | token_of)
 check_match "a new one works" ' 200$' "$(gw kv/range '{"key":"L2MveA=="}' -H "Authorization: $TOKEN")"
-sleep 10.5
+# exp is in whole seconds: wait the 10 s ttl out with 2.5 s to spare on a loaded machine.
+sleep 12.5
 check_match "until its ttl passes" '"message":"etcdserver: invalid auth token","code":16} 401$' \
   "$(gw kv/range '{"key":"L2MveA=="}' -H "Authorization: $TOKEN")"
 check "etcdctl --user still works (a fresh token per call)" OK "$(ctl --user root:rootpw put /c/y v 2>&1)"

@@ -5,6 +5,7 @@
 # the two flags stop the start. (Revision mode compacts every five minutes, as etcd's: its schedule
 # is covered by tests/server/auto_compactor_test.cc.)
 source "$(dirname "$0")/lib.sh"
+e2e_plan 13
 
 e2e_start_server --auto-compaction-mode=periodic --auto-compaction-retention=2s
 e2e_start_etcd --auto-compaction-mode=periodic --auto-compaction-retention=2s

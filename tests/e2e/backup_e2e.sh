@@ -5,6 +5,7 @@
 # new single-member and a new three-member cluster that serve the same keys, revisions and leases.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
+e2e_plan 27
 trap 'e2e_stop_etcd; cluster_stop_all; e2e_stop_server; rm -rf "$E2E_DIR"' EXIT
 
 e2e_start_server

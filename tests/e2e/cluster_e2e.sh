@@ -7,6 +7,7 @@
 # member moves to another peer address.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
+e2e_plan 92
 now() { date +%s.%N; }
 since() { echo "$(now) - $1" | bc; }
 
@@ -355,5 +356,4 @@ check "two members left, and they take writes" "2 OK" "$(ctl_at "$L" member list
 
 cluster_stop_all
 if [ "$E2E_FAILED" -gt 0 ]; then for f in "$E2E_DIR"/m*.log; do echo "== $f"; grep -v '"level":"info"' "$f" | tail -n 5; done; fi
-echo "$E2E_PASSED passed, $E2E_FAILED failed"
-[ "$E2E_FAILED" -eq 0 ]
+e2e_finish

@@ -4,6 +4,7 @@
 # a restart after it, and ends byte-identical.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
+e2e_plan 11
 BENCH="$(dirname "$LEASEHOLD_BIN")/../client/leasehold-bench"
 dump() { ctl_at "$1" get "" --prefix -w json --consistency=s | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin).get("kvs",[]), sort_keys=True))' | md5sum; }
 
@@ -44,5 +45,4 @@ run_ctl_at "$F" put after-restart 1
 check "it serves writes after the restart" "OK" "$OUT"
 
 cluster_stop_all
-echo "$E2E_PASSED passed, $E2E_FAILED failed"
-[ "$E2E_FAILED" -eq 0 ]
+e2e_finish

@@ -7,6 +7,7 @@
 # member is gone and the alarm disarmed, writes are taken again.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
+e2e_plan 14
 FLIP_VALUE="${2:?usage: $0 path/to/leasehold path/to/flip_value}"
 
 CLUSTER_N=3

@@ -3,6 +3,7 @@
 # TTL (not a fresh one) and its keys, renewed deadlines survive through checkpoints, and expiry still
 # happens on time; the same with the log in a --wal-dir of its own, which the data dir then insists on.
 source "$(dirname "$0")/lib.sh"
+e2e_plan 16
 e2e_start_server
 
 ID=$(ctl lease grant 20 | awk '{print $2}')

@@ -2,6 +2,7 @@
 # Drives the real leasehold binary with Debian's etcdctl 3.4 and checks output and exit codes against
 # what etcdctl prints for etcd 3.4 (shared/docs/etcdctl-outputs.md).
 source "$(dirname "$0")/lib.sh"
+e2e_plan 85
 e2e_start_server
 HEX='[0-9a-f]{16}'
 # Member and cluster ids as etcdctl prints them (%16x: padded with spaces, not zeros).

@@ -6,6 +6,7 @@
 # killed member restarts and catches up.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
+e2e_plan 10
 CLIENT="${2:?usage: $0 leasehold failover_client}"
 cluster_start 3
 L=$(leader_index)
@@ -37,5 +38,4 @@ COUNT=$(ctl_at "$NEW" get failover/ --prefix --keys-only | grep -c '^failover/')
 check "it holds every write" "$COUNT" "$(ctl_at "$L" get failover/ --prefix --keys-only --consistency=s | grep -c '^failover/')"
 
 cluster_stop_all
-echo "$E2E_PASSED passed, $E2E_FAILED failed"
-[ "$E2E_FAILED" -eq 0 ]
+e2e_finish

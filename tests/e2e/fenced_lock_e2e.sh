@@ -5,6 +5,7 @@
 # a lower token. Also runs examples/fenced_write (the seed's GC-pause scenario).
 # usage: fenced_lock_e2e.sh <leasehold> <fenced_contender> <fenced_write>
 source "$(dirname "$0")/lib.sh"
+e2e_plan 5
 CONTENDER=$2
 FENCED_WRITE=$3
 e2e_start_server

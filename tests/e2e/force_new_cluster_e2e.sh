@@ -6,6 +6,7 @@
 # restarted without the flag; and an old member that comes back is refused and stops.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
+e2e_plan 15
 
 cluster_start 3
 L=$(leader_index)

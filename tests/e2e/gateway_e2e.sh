@@ -4,6 +4,7 @@
 # strings), etcd's error bodies and statuses, /version, /health and /metrics; --cors and
 # --host-whitelist (beside etcd 3.4).
 source "$(dirname "$0")/lib.sh"
+e2e_plan 52
 
 e2e_start_server
 URL="http://$EP"

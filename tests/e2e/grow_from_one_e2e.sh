@@ -6,6 +6,7 @@
 # member removed while it was down is refused by its peers when it comes back, and stops.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
+e2e_plan 19
 run_ctl_at() { OUT=$(ctl_at "$@" 2>"$E2E_DIR/err"); RC=$?; ERR=$(grep -v '"level":"warn"' "$E2E_DIR/err"); }
 
 cluster_start 1

@@ -6,6 +6,7 @@
 # --grpc-keepalive-interval 1s and --grpc-keepalive-timeout 1s the server pings a quiet stream's
 # connection and closes it once its client (a stopped etcdctl watch) cannot answer.
 source "$(dirname "$0")/lib.sh"
+e2e_plan 7
 PINGER=("/usr/bin/python3" "$(dirname "$0")/grpc_pinger.py")
 
 # Both pingers at once (stream|nostream): prints "leasehold-result etcd-result".

@@ -5,6 +5,7 @@
 # etcd's auth answers through raw gRPC (with the client's own grpc-js): refused watches, and tokens
 # sent while auth is disabled.
 source "$(dirname "$0")/lib.sh"
+e2e_plan 4
 CLIENT_DIR="$(dirname "$0")/../node_etcd3"
 if [ -d "$CLIENT_DIR/node_modules/etcd3" ] || (cd "$CLIENT_DIR" && npm ci --no-audit --no-fund --silent); then
   e2e_same_as_etcd "the Node etcd3 client" 10 node "$CLIENT_DIR/scenario.mjs"

@@ -3,6 +3,7 @@
 # alarm in `alarm list`, `endpoint status` and /health), which refuses growth but not deletes; compact, defrag
 # and `alarm disarm` bring writes back; the alarm survives a restart.
 source "$(dirname "$0")/lib.sh"
+e2e_plan 15
 
 e2e_start_server --quota-backend-bytes=300000
 VALUE=$(head -c 60000 /dev/zero | tr '\0' 'x')

@@ -5,6 +5,7 @@
 # ran out. etcdctl sees the same keys.
 # usage: registry_e2e.sh <leasehold> <service_registry>
 source "$(dirname "$0")/lib.sh"
+e2e_plan 8
 REG=$2
 e2e_start_server
 TTL=3

@@ -9,6 +9,7 @@
 # and --peer-auto-tls, members making their own certificates.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
+e2e_plan 87
 
 PKI="$E2E_DIR/pki"
 mkdir -p "$PKI"
@@ -143,8 +144,11 @@ for ep in "$LH_EP" "$REF_EP"; do
   check "$who: a certificate revoked by a newer list is refused without a restart" 1 "$(as "$ep" client get rules)"
 done
 e2e_stop_server; e2e_stop_etcd
+# Refused starts get ports of their own too: they must fail for the reason checked, not on a port
+# something else on the machine holds.
+OWN_PORTS=(--listen-peer-urls "http://127.0.0.1:$(free_port)" --listen-blob-urls=)
 BOTH=(--peer-cert-allowed-cn peer --peer-cert-allowed-hostname localhost)
-OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.0.0.1:$(free_port)" "${BOTH[@]}" 2>&1); RC=$?
+OUT=$("$LEASEHOLD_BIN" "${OWN_PORTS[@]}" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.0.0.1:$(free_port)" "${BOTH[@]}" 2>&1); RC=$?
 check "an allowed common name and host name together are refused at start" 1 "$RC"
 MESSAGE='AllowedCN and AllowedHostname are mutually exclusive \(cn=\\?"peer\\?", hostname=\\?"localhost\\?"\)'
 check_match "with etcd's words" "$MESSAGE" "$OUT"
@@ -152,7 +156,7 @@ REF_OUT=$(timeout 20 etcd --data-dir "$E2E_DIR/etcd-z" --listen-client-urls "htt
   --advertise-client-urls "http://127.0.0.1:$(free_port)" --listen-peer-urls "https://127.0.0.1:$(free_port)" \
   --peer-cert-file "$PKI/peer.crt" --peer-key-file "$PKI/peer.key" "${BOTH[@]}" 2>&1)
 check_match "(etcd 3.4's own)" "$MESSAGE" "$REF_OUT"
-OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.0.0.1:$(free_port)" \
+OUT=$("$LEASEHOLD_BIN" "${OWN_PORTS[@]}" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.0.0.1:$(free_port)" \
   --client-crl-file "$E2E_DIR/no-such.crl" 2>&1); RC=$?
 check "an unreadable revocation list is refused at start" 1 "$RC"
 check_match "naming it" "cannot read the certificate revocation list '$E2E_DIR/no-such.crl'" "$OUT"
@@ -186,10 +190,10 @@ for ep in "$LH_EP" "$REF_EP"; do
 done
 check "and etcdctl is served over gRPC" OK "$(timeout 20 etcdctl --endpoints="https://$LH_EP" --cacert "$PKI/ca.crt" put c v 2>&1)"
 e2e_stop_server; e2e_stop_etcd
-OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.0.0.1:$(free_port)" --cipher-suites TLS_BOGUS 2>&1); RC=$?
+OUT=$("$LEASEHOLD_BIN" "${OWN_PORTS[@]}" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.0.0.1:$(free_port)" --cipher-suites TLS_BOGUS 2>&1); RC=$?
 check "an unknown cipher suite is refused at start" 1 "$RC"
 check_match "with etcd's words" 'unexpected TLS cipher suite \\?"TLS_BOGUS\\?"' "$OUT"
-OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/z" --listen-client-urls "https://127.0.0.1:$(free_port)" "${CIPHERS[@]:0:4}" \
+OUT=$("$LEASEHOLD_BIN" "${OWN_PORTS[@]}" --data-dir "$E2E_DIR/z" --listen-client-urls "https://127.0.0.1:$(free_port)" "${CIPHERS[@]:0:4}" \
   --cipher-suites TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 2>&1); RC=$?
 check "an https client URL without an ECDHE AES-128-GCM suite is refused, as etcd's HTTP/2 refuses it" 1 "$RC"
 check_match "with Go's words" 'missing an HTTP/2-required AES_128_GCM_SHA256 cipher' "$OUT"
@@ -215,7 +219,7 @@ OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/y" --listen-client-urls "http://127.
 check "an https blob URL without a certificate is refused at start" 1 "$RC"
 check_match "naming the problem" "https needs --cert-file and --key-file" "$OUT"
 
-OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/x" --listen-client-urls "https://127.0.0.1:$(free_port)" 2>&1); RC=$?
+OUT=$("$LEASEHOLD_BIN" "${OWN_PORTS[@]}" --data-dir "$E2E_DIR/x" --listen-client-urls "https://127.0.0.1:$(free_port)" 2>&1); RC=$?
 check "https without a certificate is refused at start" 1 "$RC"
 check_match "naming the problem" "no certificate and key were given" "$OUT"
 

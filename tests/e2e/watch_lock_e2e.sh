@@ -2,6 +2,7 @@
 # Watch, lock and election through Debian's etcdctl 3.4: output as etcd 3.4 prints it, revocations as
 # one DELETE event per key in one response, history and compaction, and lock hand-over by watch.
 source "$(dirname "$0")/lib.sh"
+e2e_plan 19
 e2e_start_server
 W="$E2E_DIR/w"
 

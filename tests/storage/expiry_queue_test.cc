@@ -1,11 +1,13 @@
 // ExpiryQueue: heap order under upserts and removals, checked against a sorted reference.
-#include "storage/expiry_queue.h"
+#include "storage/lease/expiry_queue.h"
 
 #include <map>
 #include <random>
 #include <set>
 
 #include <gtest/gtest.h>
+
+#include "tests/common/test_seed.h"
 
 namespace leasehold::storage {
 namespace {
@@ -26,7 +28,7 @@ TEST(ExpiryQueueTest, PopsInExpiryOrder) {
 }
 
 TEST(ExpiryQueueTest, RandomOperationsMatchReference) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = leasehold::testing::TestSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   ExpiryQueue q;

@@ -7,10 +7,10 @@
 #define LH_CONCAT_INNER(a, b) a##b
 #define LH_CONCAT(a, b) LH_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                  \
-  do {                                         \
-    ::absl::Status lh_status_ = (expr);        \
-    if (!lh_status_.ok()) return lh_status_;   \
+#define RETURN_IF_ERROR(expr)                \
+  do {                                       \
+    ::absl::Status lh_status_ = (expr);      \
+    if (!lh_status_.ok()) return lh_status_; \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -11,12 +11,14 @@ absl::StatusOr<std::string> HostPortOfUrl(const std::string& url) {
   for (std::string_view scheme : {"http://", "https://"}) {
     if (url.rfind(scheme, 0) == 0) scheme_end = scheme.size();
   }
-  if (scheme_end == 0) return absl::InvalidArgumentError("unsupported URL '" + url + "': use http:// or https://");
+  if (scheme_end == 0)
+    return absl::InvalidArgumentError("unsupported URL '" + url + "': use http:// or https://");
   std::string rest = url.substr(scheme_end);
   if (auto slash = rest.find('/'); slash != std::string::npos) rest = rest.substr(0, slash);
   auto colon = rest.rfind(':');
   int port;
-  if (colon == std::string::npos || !absl::SimpleAtoi(rest.substr(colon + 1), &port) || port < 0 || port > 65535) {
+  if (colon == std::string::npos || !absl::SimpleAtoi(rest.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
     return absl::InvalidArgumentError("URL '" + url + "' has no valid port");
   }
   return rest;

@@ -3,7 +3,8 @@
 //   service_registry --endpoints=127.0.0.1:2379 register <service> <instance> <address> [--ttl=5]
 //       registers the instance under a lease it keeps alive, prints "registered <key> lease <id>",
 //       and stays registered until interrupted (SIGINT/SIGTERM deregisters at once) or killed (the
-//       instance then vanishes within TTL + the server's expiry bound). Exits 3 if the lease is lost.
+//       instance then vanishes within TTL + the server's expiry bound). Exits 3 if the lease is
+//       lost.
 //   service_registry --endpoints=... watch <service>
 //       prints the registered instances, then one line per change as it happens:
 //       "<unix ms> up <instance> <address>" or "<unix ms> down <instance>".
@@ -21,7 +22,8 @@ namespace {
 
 int Usage() {
   std::fprintf(stderr,
-               "usage: service_registry [--endpoints=a:1,b:2] register <service> <instance> <address> [--ttl=N]\n"
+               "usage: service_registry [--endpoints=a:1,b:2] register <service> <instance> "
+               "<address> [--ttl=N]\n"
                "       service_registry [--endpoints=a:1,b:2] watch <service>\n");
   return 2;
 }
@@ -76,15 +78,16 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "watch" && args.size() == 2) {
     std::vector<leasehold::Instance> initial;
-    auto watch = registry.WatchService(args[1], &initial, [](const leasehold::Instance& i, bool up) {
-      const long long ms = absl::ToUnixMillis(absl::Now());
-      if (up) {
-        std::printf("%lld up %s %s\n", ms, i.name.c_str(), i.value.c_str());
-      } else {
-        std::printf("%lld down %s\n", ms, i.name.c_str());
-      }
-      std::fflush(stdout);
-    });
+    auto watch =
+        registry.WatchService(args[1], &initial, [](const leasehold::Instance& i, bool up) {
+          const long long ms = absl::ToUnixMillis(absl::Now());
+          if (up) {
+            std::printf("%lld up %s %s\n", ms, i.name.c_str(), i.value.c_str());
+          } else {
+            std::printf("%lld down %s\n", ms, i.name.c_str());
+          }
+          std::fflush(stdout);
+        });
     if (!watch.ok()) {
       std::fprintf(stderr, "watch failed: %s\n", watch.status().ToString().c_str());
       return 1;

@@ -13,7 +13,7 @@ namespace leasehold::raft::internal {
 
 }  // namespace leasehold::raft::internal
 
-#define RAFT_CHECK(cond)                                                    \
-  do {                                                                      \
+#define RAFT_CHECK(cond)                                                              \
+  do {                                                                                \
     if (!(cond)) ::leasehold::raft::internal::CheckFailed(#cond, __FILE__, __LINE__); \
   } while (0)

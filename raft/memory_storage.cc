@@ -15,7 +15,7 @@ uint64_t MemoryStorage::FirstIndex() const { return entries_[0].index() + 1; }
 uint64_t MemoryStorage::LastIndex() const { return entries_[0].index() + entries_.size() - 1; }
 
 absl::StatusOr<std::vector<pb::Entry>> MemoryStorage::Entries(uint64_t lo, uint64_t hi,
-                                                               uint64_t max_bytes) const {
+                                                              uint64_t max_bytes) const {
   const uint64_t offset = entries_[0].index();
   if (lo <= offset) return CompactedError();
   RAFT_CHECK(hi <= LastIndex() + 1);

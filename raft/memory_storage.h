@@ -17,7 +17,7 @@ class MemoryStorage : public Storage {
 
   InitialState GetInitialState() const override;
   [[nodiscard]] absl::StatusOr<std::vector<pb::Entry>> Entries(uint64_t lo, uint64_t hi,
-                                                  uint64_t max_bytes) const override;
+                                                               uint64_t max_bytes) const override;
   [[nodiscard]] absl::StatusOr<uint64_t> Term(uint64_t index) const override;
   uint64_t FirstIndex() const override;
   uint64_t LastIndex() const override;
@@ -29,8 +29,9 @@ class MemoryStorage : public Storage {
   // Replaces the log with `snapshot`. SnapshotOutOfDateError if it is older than the current one.
   [[nodiscard]] absl::Status ApplySnapshot(const pb::Snapshot& snapshot);
   // Records a snapshot of the application at `index` (which must be stored and not compacted).
-  [[nodiscard]] absl::StatusOr<pb::Snapshot> CreateSnapshot(uint64_t index, const pb::ConfState& conf_state,
-                                              std::string data);
+  [[nodiscard]] absl::StatusOr<pb::Snapshot> CreateSnapshot(uint64_t index,
+                                                            const pb::ConfState& conf_state,
+                                                            std::string data);
   // Discards entries up to and including compact_index (which must be <= LastIndex()).
   [[nodiscard]] absl::Status Compact(uint64_t compact_index);
   // Appends entries, overwriting any stored suffix they conflict with. Entries already compacted

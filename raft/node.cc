@@ -46,7 +46,8 @@ Ready Node::GetReady() {
   if (r.log().UnstableSnapshot()) rd.snapshot = *r.log().UnstableSnapshot();
   rd.entries = r.log().UnstableEntries();
   rd.committed_entries = r.log().NextCommittedEntries(max_committed_size_);
-  rd.may_send_before_persisting = r.role() == Role::kLeader && !rd.snapshot && hs.term() == prev_hard_.term() &&
+  rd.may_send_before_persisting = r.role() == Role::kLeader && !rd.snapshot &&
+                                  hs.term() == prev_hard_.term() &&
                                   hs.vote() == prev_hard_.vote() &&
                                   (rd.entries.empty() || hs.commit() < rd.entries.front().index());
   ready_outstanding_ = true;

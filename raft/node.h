@@ -25,12 +25,18 @@ class Node {
   [[nodiscard]] absl::Status Campaign() { return raft_->Campaign(); }
   [[nodiscard]] absl::Status Propose(std::string data) { return raft_->Propose({std::move(data)}); }
   // Proposes several entries as one batch (one log append, one message per follower).
-  [[nodiscard]] absl::Status ProposeBatch(const std::vector<std::string>& data) { return raft_->Propose(data); }
+  [[nodiscard]] absl::Status ProposeBatch(const std::vector<std::string>& data) {
+    return raft_->Propose(data);
+  }
   [[nodiscard]] absl::Status ProposeConfChange(const pb::ConfChange& change) {
     return raft_->ProposeConfChange(change);
   }
-  [[nodiscard]] absl::Status ReadIndex(const std::string& context) { return raft_->ReadIndex(context); }
-  [[nodiscard]] absl::Status TransferLeadership(uint64_t to) { return raft_->TransferLeadership(to); }
+  [[nodiscard]] absl::Status ReadIndex(const std::string& context) {
+    return raft_->ReadIndex(context);
+  }
+  [[nodiscard]] absl::Status TransferLeadership(uint64_t to) {
+    return raft_->TransferLeadership(to);
+  }
   pb::ConfState ApplyConfChange(const pb::ConfChange& change) {
     return raft_->ApplyConfChange(change);
   }

@@ -24,9 +24,12 @@ void Inflights::FreeFirstOne() {
 
 const char* ProgressStateName(ProgressState state) {
   switch (state) {
-    case ProgressState::kProbe: return "probe";
-    case ProgressState::kReplicate: return "replicate";
-    case ProgressState::kSnapshot: return "snapshot";
+    case ProgressState::kProbe:
+      return "probe";
+    case ProgressState::kReplicate:
+      return "replicate";
+    case ProgressState::kSnapshot:
+      return "snapshot";
   }
   return "?";
 }
@@ -86,9 +89,12 @@ bool Progress::MaybeDecrTo(uint64_t rejected, uint64_t match_hint) {
 
 bool Progress::IsPaused() const {
   switch (state) {
-    case ProgressState::kProbe: return probe_sent;
-    case ProgressState::kReplicate: return inflights.Full();
-    case ProgressState::kSnapshot: return true;
+    case ProgressState::kProbe:
+      return probe_sent;
+    case ProgressState::kReplicate:
+      return inflights.Full();
+    case ProgressState::kSnapshot:
+      return true;
   }
   return true;
 }

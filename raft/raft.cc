@@ -12,9 +12,7 @@ namespace leasehold::raft {
 
 namespace {
 
-bool IsLocalType(pb::MessageType t) {
-  return t == pb::MSG_PROPOSE || t == pb::MSG_READ_INDEX;
-}
+bool IsLocalType(pb::MessageType t) { return t == pb::MSG_PROPOSE || t == pb::MSG_READ_INDEX; }
 
 pb::MessageType VoteResponseType(pb::MessageType t) {
   return t == pb::MSG_VOTE ? pb::MSG_VOTE_RESPONSE : pb::MSG_PRE_VOTE_RESPONSE;
@@ -29,16 +27,21 @@ absl::Status Config::Validate() const {
     return absl::InvalidArgumentError("raft: election_ticks must exceed heartbeat_ticks");
   }
   if (storage == nullptr) return absl::InvalidArgumentError("raft: storage is required");
-  if (max_inflight_msgs == 0) return absl::InvalidArgumentError("raft: max_inflight_msgs must be > 0");
+  if (max_inflight_msgs == 0)
+    return absl::InvalidArgumentError("raft: max_inflight_msgs must be > 0");
   return absl::OkStatus();
 }
 
 const char* RoleName(Role role) {
   switch (role) {
-    case Role::kFollower: return "follower";
-    case Role::kPreCandidate: return "pre-candidate";
-    case Role::kCandidate: return "candidate";
-    case Role::kLeader: return "leader";
+    case Role::kFollower:
+      return "follower";
+    case Role::kPreCandidate:
+      return "pre-candidate";
+    case Role::kCandidate:
+      return "candidate";
+    case Role::kLeader:
+      return "leader";
   }
   return "?";
 }
@@ -96,7 +99,10 @@ pb::HardState Raft::hard_state() const {
 pb::ConfState Raft::conf_state() const {
   pb::ConfState cs;
   for (const auto& [id, pr] : progress_) {
-    if (pr.is_learner) cs.add_learners(id); else cs.add_voters(id);
+    if (pr.is_learner)
+      cs.add_learners(id);
+    else
+      cs.add_voters(id);
   }
   return cs;
 }
@@ -203,7 +209,10 @@ void Raft::BecomeLeader() {
 
 void Raft::Tick() {
   ++now_;
-  if (role_ == Role::kLeader) TickHeartbeat(); else TickElection();
+  if (role_ == Role::kLeader)
+    TickHeartbeat();
+  else
+    TickElection();
 }
 
 void Raft::TickElection() {
@@ -264,7 +273,8 @@ bool Raft::PeerActive(uint64_t id) const {
 }
 
 bool Raft::SoleMemberLeader() const {
-  return role_ == Role::kLeader && progress_.size() == 1 && IsVoter(id_) && CommittedInCurrentTerm();
+  return role_ == Role::kLeader && progress_.size() == 1 && IsVoter(id_) &&
+         CommittedInCurrentTerm();
 }
 
 // --- elections ----------------------------------------------------------------------------------
@@ -272,8 +282,7 @@ bool Raft::SoleMemberLeader() const {
 bool Raft::HasUnappliedConfChange() const {
   if (log_.committed() <= log_.applied()) return false;
   absl::StatusOr<std::vector<pb::Entry>> ents =
-      log_.Slice(std::max(log_.applied() + 1, log_.FirstIndex()), log_.committed() + 1,
-                 UINT64_MAX);
+      log_.Slice(std::max(log_.applied() + 1, log_.FirstIndex()), log_.committed() + 1, UINT64_MAX);
   if (!ents.ok()) return false;
   for (const pb::Entry& e : *ents) {
     if (e.type() == pb::ENTRY_CONF_CHANGE) return true;
@@ -336,15 +345,18 @@ VoteResult Raft::Poll() const {
     ++voters;
     auto it = votes_.find(id);
     if (it == votes_.end()) continue;
-    if (it->second) ++granted; else ++rejected;
+    if (it->second)
+      ++granted;
+    else
+      ++rejected;
   }
   return TallyVotes(voters, granted, rejected);
 }
 
 void Raft::HandleVoteRequest(const pb::Message& m) {
   const bool pre = m.type() == pb::MSG_PRE_VOTE;
-  const bool can_vote = vote_ == m.from() || (vote_ == kNoNode && lead_ == kNoNode) ||
-                        (pre && m.term() > term_);
+  const bool can_vote =
+      vote_ == m.from() || (vote_ == kNoNode && lead_ == kNoNode) || (pre && m.term() > term_);
   pb::Message resp;
   resp.set_to(m.from());
   resp.set_type(VoteResponseType(m.type()));
@@ -370,7 +382,8 @@ absl::Status Raft::Step(pb::Message m) {
   } else if (m.term() > term_) {
     const bool is_vote = m.type() == pb::MSG_VOTE || m.type() == pb::MSG_PRE_VOTE;
     if (is_vote) {
-      const bool in_lease = check_quorum_ && lead_ != kNoNode && election_elapsed_ < election_ticks_;
+      const bool in_lease =
+          check_quorum_ && lead_ != kNoNode && election_elapsed_ < election_ticks_;
       if (!m.transfer() && in_lease) return absl::OkStatus();  // ignore: our leader is alive
     }
     if (m.type() == pb::MSG_PRE_VOTE) {
@@ -408,10 +421,13 @@ absl::Status Raft::Step(pb::Message m) {
     return absl::OkStatus();
   }
   switch (role_) {
-    case Role::kLeader: return StepLeader(m);
+    case Role::kLeader:
+      return StepLeader(m);
     case Role::kPreCandidate:
-    case Role::kCandidate: return StepCandidate(m);
-    case Role::kFollower: return StepFollower(m);
+    case Role::kCandidate:
+      return StepCandidate(m);
+    case Role::kFollower:
+      return StepFollower(m);
   }
   return absl::OkStatus();
 }
@@ -458,9 +474,14 @@ absl::Status Raft::StepLeader(pb::Message& m) {
   if (it == progress_.end()) return absl::OkStatus();
   Progress& pr = it->second;
   switch (m.type()) {
-    case pb::MSG_APPEND_RESPONSE: HandleAppendResponse(m, pr); break;
-    case pb::MSG_HEARTBEAT_RESPONSE: HandleHeartbeatResponse(m, pr); break;
-    default: break;
+    case pb::MSG_APPEND_RESPONSE:
+      HandleAppendResponse(m, pr);
+      break;
+    case pb::MSG_HEARTBEAT_RESPONSE:
+      HandleHeartbeatResponse(m, pr);
+      break;
+    default:
+      break;
   }
   return absl::OkStatus();
 }
@@ -488,11 +509,15 @@ void Raft::HandleAppendResponse(const pb::Message& m, Progress& pr) {
     return;
   }
   switch (pr.state) {
-    case ProgressState::kProbe: pr.BecomeReplicate(); break;
+    case ProgressState::kProbe:
+      pr.BecomeReplicate();
+      break;
     case ProgressState::kSnapshot:
       if (pr.match_index >= pr.pending_snapshot) pr.BecomeReplicate();
       break;
-    case ProgressState::kReplicate: pr.inflights.FreeLE(m.index()); break;
+    case ProgressState::kReplicate:
+      pr.inflights.FreeLE(m.index());
+      break;
   }
   if (MaybeCommit()) {
     BroadcastAppend();
@@ -922,7 +947,10 @@ pb::ConfState Raft::ApplyConfChange(const pb::ConfChange& change) {
     } else {
       if (lead_transferee_ != kNoNode && !IsVoter(lead_transferee_)) AbortLeaderTransfer();
       // A smaller voter set may commit more; new peers need their first append.
-      if (MaybeCommit()) BroadcastAppend(); else broadcast_pending_ = true;
+      if (MaybeCommit())
+        BroadcastAppend();
+      else
+        broadcast_pending_ = true;
     }
   }
   return conf_state();

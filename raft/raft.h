@@ -110,7 +110,8 @@ class Raft {
   std::vector<ReadState> TakeReadStates();
   // Whether TakeMessages() or TakeReadStates() would return anything.
   bool HasPendingOutput() const {
-    return !msgs_.empty() || !read_states_.empty() || (broadcast_pending_ && role_ == Role::kLeader);
+    return !msgs_.empty() || !read_states_.empty() ||
+           (broadcast_pending_ && role_ == Role::kLeader);
   }
 
   // Accessors.

@@ -8,14 +8,12 @@
 
 namespace leasehold::raft {
 
-RaftLog::RaftLog(const Storage* storage)
-    : storage_(storage), unstable_(storage->LastIndex() + 1) {
+RaftLog::RaftLog(const Storage* storage) : storage_(storage), unstable_(storage->LastIndex() + 1) {
   committed_ = storage->FirstIndex() - 1;
   applied_ = committed_;
 }
 
-std::optional<uint64_t> RaftLog::MaybeAppend(uint64_t index, uint64_t log_term,
-                                             uint64_t committed,
+std::optional<uint64_t> RaftLog::MaybeAppend(uint64_t index, uint64_t log_term, uint64_t committed,
                                              std::span<const pb::Entry> entries) {
   if (!MatchTerm(index, log_term)) return std::nullopt;
   const uint64_t last_new = index + entries.size();
@@ -130,7 +128,7 @@ void RaftLog::Restore(const pb::Snapshot& snapshot) {
 }
 
 absl::StatusOr<std::vector<pb::Entry>> RaftLog::Slice(uint64_t lo, uint64_t hi,
-                                                       uint64_t max_bytes) const {
+                                                      uint64_t max_bytes) const {
   RAFT_CHECK(lo <= hi);
   if (lo == hi) return std::vector<pb::Entry>{};
   if (lo < FirstIndex()) return CompactedError();
@@ -158,7 +156,7 @@ absl::StatusOr<std::vector<pb::Entry>> RaftLog::Slice(uint64_t lo, uint64_t hi,
 }
 
 absl::StatusOr<std::vector<pb::Entry>> RaftLog::EntriesFrom(uint64_t index,
-                                                             uint64_t max_bytes) const {
+                                                            uint64_t max_bytes) const {
   if (index > LastIndex()) return std::vector<pb::Entry>{};
   return Slice(index, LastIndex() + 1, max_bytes);
 }

@@ -62,8 +62,10 @@ class RaftLog {
   void Restore(const pb::Snapshot& snapshot);
 
   // Entries in [lo, hi) within max_bytes (at least one). CompactedError if lo < FirstIndex().
-  [[nodiscard]] absl::StatusOr<std::vector<pb::Entry>> Slice(uint64_t lo, uint64_t hi, uint64_t max_bytes) const;
-  [[nodiscard]] absl::StatusOr<std::vector<pb::Entry>> EntriesFrom(uint64_t index, uint64_t max_bytes) const;
+  [[nodiscard]] absl::StatusOr<std::vector<pb::Entry>> Slice(uint64_t lo, uint64_t hi,
+                                                             uint64_t max_bytes) const;
+  [[nodiscard]] absl::StatusOr<std::vector<pb::Entry>> EntriesFrom(uint64_t index,
+                                                                   uint64_t max_bytes) const;
 
   uint64_t committed() const { return committed_; }
   uint64_t applied() const { return applied_; }

@@ -23,8 +23,8 @@ struct ReadState {
 };
 
 struct PendingRead {
-  uint64_t index = 0;   // the leader's commit index when the request arrived
-  uint64_t from = 0;    // requester (the leader itself for local reads)
+  uint64_t index = 0;  // the leader's commit index when the request arrived
+  uint64_t from = 0;   // requester (the leader itself for local reads)
   std::string context;
   std::set<uint64_t> acks;
 };

@@ -27,13 +27,13 @@ struct SoftState {
 };
 
 struct Ready {
-  std::optional<SoftState> soft_state;          // set when leader or role changed
-  std::optional<pb::HardState> hard_state;      // set when it changed; persist
-  std::optional<pb::Snapshot> snapshot;         // persist and install
-  std::vector<pb::Entry> entries;               // persist (before sending messages; see below)
-  std::vector<pb::Entry> committed_entries;     // apply in order
-  std::vector<pb::Message> messages;            // send after persisting, unless the flag below
-  std::vector<ReadState> read_states;           // serve once applied >= index
+  std::optional<SoftState> soft_state;       // set when leader or role changed
+  std::optional<pb::HardState> hard_state;   // set when it changed; persist
+  std::optional<pb::Snapshot> snapshot;      // persist and install
+  std::vector<pb::Entry> entries;            // persist (before sending messages; see below)
+  std::vector<pb::Entry> committed_entries;  // apply in order
+  std::vector<pb::Message> messages;         // send after persisting, unless the flag below
+  std::vector<ReadState> read_states;        // serve once applied >= index
   // True when `messages` may be sent before `entries` and `hard_state` are persisted, so that a
   // leader's followers write alongside it (Raft thesis 10.2.1). Only a leader's, and only when they
   // reveal nothing the disk does not hold yet: no new term or vote, no snapshot, and a commit index

@@ -41,8 +41,8 @@ class Storage {
   virtual InitialState GetInitialState() const = 0;
   // Entries in [lo, hi). Returns at least one entry when lo < hi, then stops before exceeding
   // max_bytes. CompactedError if lo < FirstIndex(). Precondition: hi <= LastIndex() + 1.
-  [[nodiscard]] virtual absl::StatusOr<std::vector<pb::Entry>> Entries(uint64_t lo, uint64_t hi,
-                                                          uint64_t max_bytes) const = 0;
+  [[nodiscard]] virtual absl::StatusOr<std::vector<pb::Entry>> Entries(
+      uint64_t lo, uint64_t hi, uint64_t max_bytes) const = 0;
   // Term of the entry at `index`: CompactedError below FirstIndex() - 1, UnavailableError past
   // LastIndex().
   [[nodiscard]] virtual absl::StatusOr<uint64_t> Term(uint64_t index) const = 0;

@@ -60,7 +60,8 @@ void UnstableLog::TruncateAndAppend(std::span<const pb::Entry> entries) {
 
 std::vector<pb::Entry> UnstableLog::Slice(uint64_t lo, uint64_t hi) const {
   RAFT_CHECK(offset_ <= lo && lo <= hi && hi <= offset_ + entries_.size());
-  return std::vector<pb::Entry>(entries_.begin() + (lo - offset_), entries_.begin() + (hi - offset_));
+  return std::vector<pb::Entry>(entries_.begin() + (lo - offset_),
+                                entries_.begin() + (hi - offset_));
 }
 
 }  // namespace leasehold::raft

@@ -51,7 +51,8 @@ Connections::Connections(const Options& options) {
 }
 
 bool Connections::WaitReady(double seconds) {
-  auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  auto deadline = std::chrono::system_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   for (auto& channel : channels_) {
     if (!channel->WaitForConnected(deadline)) return false;
   }

@@ -42,7 +42,8 @@ void Histogram::Merge(const Histogram& other) {
 
 int64_t Histogram::Percentile(double p) const {
   if (count_ == 0) return 0;
-  const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(p / 100.0 * static_cast<double>(count_))));
+  const int64_t rank = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(p / 100.0 * static_cast<double>(count_))));
   int64_t seen = 0;
   for (size_t i = 0; i < counts_.size(); ++i) {
     seen += counts_[i];

@@ -1,6 +1,7 @@
-// A latency histogram in the HDR style: log-linear buckets (64 per power of two, so any recorded value
-// is within 1.6% of its bucket's bound) from 1 µs to about 1 hour, constant memory, mergeable.
-// Not thread-safe; ShardedHistogram spreads concurrent recorders over independent shards.
+// A latency histogram in the HDR style: log-linear buckets (64 per power of two, so any recorded
+// value is within 1.6% of its bucket's bound) from 1 µs to about 1 hour, constant memory,
+// mergeable. Not thread-safe; ShardedHistogram spreads concurrent recorders over independent
+// shards.
 #pragma once
 
 #include <array>
@@ -19,7 +20,9 @@ class Histogram {
   int64_t Percentile(double p) const;
   int64_t max() const { return max_; }
   int64_t count() const { return count_; }
-  double mean() const { return count_ == 0 ? 0 : static_cast<double>(sum_) / static_cast<double>(count_); }
+  double mean() const {
+    return count_ == 0 ? 0 : static_cast<double>(sum_) / static_cast<double>(count_);
+  }
 
  private:
   static constexpr int kSubBucketBits = 6;

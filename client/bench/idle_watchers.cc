@@ -16,7 +16,8 @@ IdleWatchers::IdleWatchers(Connections& connections, int streams, double timeout
     etcdserverpb::WatchCreateRequest create;
     create.set_key("bench-idle/" + std::to_string(i));
     streams_.back()->Watch(
-        create, [](const etcdserverpb::WatchResponse&) { return true; }, [created] { created->fetch_add(1); });
+        create, [](const etcdserverpb::WatchResponse&) { return true; },
+        [created] { created->fetch_add(1); });
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (created->load() < streams && std::chrono::steady_clock::now() < deadline) {

@@ -1,6 +1,6 @@
 // Idle watch streams held open around a workload: a service registry's many watchers of keys that
-// rarely change. Each stream holds one watcher on a key nobody writes, so the workload measures what
-// open streams cost every other call, not event delivery.
+// rarely change. Each stream holds one watcher on a key nobody writes, so the workload measures
+// what open streams cost every other call, not event delivery.
 #pragma once
 
 #include <memory>

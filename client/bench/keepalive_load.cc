@@ -23,10 +23,11 @@ struct Shared {
   std::map<std::string, int64_t> stream_errors;
 };
 
-class KeepAliveStream final
-    : public grpc::ClientBidiReactor<etcdserverpb::LeaseKeepAliveRequest, etcdserverpb::LeaseKeepAliveResponse> {
+class KeepAliveStream final : public grpc::ClientBidiReactor<etcdserverpb::LeaseKeepAliveRequest,
+                                                             etcdserverpb::LeaseKeepAliveResponse> {
  public:
-  KeepAliveStream(etcdserverpb::Lease::Stub* stub, std::vector<int64_t> leases, Shared* shared, int index)
+  KeepAliveStream(etcdserverpb::Lease::Stub* stub, std::vector<int64_t> leases, Shared* shared,
+                  int index)
       : shared_(shared), index_(index) {
     stub->async()->LeaseKeepAlive(&context_, this);
     StartRead(&response_);
@@ -53,8 +54,9 @@ class KeepAliveStream final
     std::lock_guard<std::mutex> lock(mu_);
     const auto sent = sent_at_.front();
     sent_at_.pop_front();
-    shared_->histogram.Record(static_cast<size_t>(index_),
-                              std::chrono::duration_cast<std::chrono::microseconds>(now - sent).count());
+    shared_->histogram.Record(
+        static_cast<size_t>(index_),
+        std::chrono::duration_cast<std::chrono::microseconds>(now - sent).count());
     shared_->completed.fetch_add(1, std::memory_order_relaxed);
     if (response_.ttl() <= 0) shared_->not_found.fetch_add(1, std::memory_order_relaxed);
     if (!shared_->stop.load(std::memory_order_relaxed)) {
@@ -129,7 +131,8 @@ LoadResult RunKeepAliveLoad(const Options& o, Connections& c, const std::vector<
   for (auto& s : streams) s->Stop();
   {
     std::unique_lock<std::mutex> lock(shared.mu);
-    if (!shared.cv.wait_for(lock, std::chrono::seconds(10), [&] { return shared.streams_done == o.clients; })) {
+    if (!shared.cv.wait_for(lock, std::chrono::seconds(10),
+                            [&] { return shared.streams_done == o.clients; })) {
       for (auto& s : streams) s->context()->TryCancel();
       shared.cv.wait(lock, [&] { return shared.streams_done == o.clients; });
     }

@@ -12,6 +12,7 @@ namespace leasehold::bench {
 
 // `leases` holds clients * leases_per_stream ids; stream i renews its consecutive slice. A response
 // with TTL <= 0 counts as a NOT_FOUND error.
-LoadResult RunKeepAliveLoad(const Options& options, Connections& connections, const std::vector<int64_t>& leases);
+LoadResult RunKeepAliveLoad(const Options& options, Connections& connections,
+                            const std::vector<int64_t>& leases);
 
 }  // namespace leasehold::bench

@@ -116,10 +116,23 @@ int64_t LoadResult::error_count() const {
 }
 
 std::string StatusCodeName(grpc::StatusCode code) {
-  static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-                                 "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                 "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-                                 "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  static const char* kNames[] = {"OK",
+                                 "CANCELLED",
+                                 "UNKNOWN",
+                                 "INVALID_ARGUMENT",
+                                 "DEADLINE_EXCEEDED",
+                                 "NOT_FOUND",
+                                 "ALREADY_EXISTS",
+                                 "PERMISSION_DENIED",
+                                 "RESOURCE_EXHAUSTED",
+                                 "FAILED_PRECONDITION",
+                                 "ABORTED",
+                                 "OUT_OF_RANGE",
+                                 "UNIMPLEMENTED",
+                                 "INTERNAL",
+                                 "UNAVAILABLE",
+                                 "DATA_LOSS",
+                                 "UNAUTHENTICATED"};
   int i = static_cast<int>(code);
   return i >= 0 && i <= 16 ? kNames[i] : "CODE_" + std::to_string(i);
 }
@@ -141,7 +154,8 @@ LoadResult RunLoad(const LoadSpec& spec, const AsyncOp& op) {
     // Open loop: operation i starts at start + i / rate, on whichever client slot is next.
     const double interval_us = 1e6 / spec.rate;
     for (int64_t i = 0;; ++i) {
-      auto intended = run.start + std::chrono::microseconds(static_cast<int64_t>(static_cast<double>(i) * interval_us));
+      auto intended = run.start + std::chrono::microseconds(
+                                      static_cast<int64_t>(static_cast<double>(i) * interval_us));
       if (spec.total > 0 ? i >= spec.total : intended >= run.deadline) break;
       if (spec.stop != nullptr && spec.stop->load()) break;
       std::this_thread::sleep_until(intended);

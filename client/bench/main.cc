@@ -13,14 +13,17 @@ int main(int argc, char** argv) {
   Options options = ParseOptions(argc, argv);
   Connections connections(options);
   if (!connections.WaitReady(10)) {
-    std::fprintf(stderr, "leasehold-bench: cannot connect to %s\n", options.endpoints.front().c_str());
+    std::fprintf(stderr, "leasehold-bench: cannot connect to %s\n",
+                 options.endpoints.front().c_str());
     return 1;
   }
   std::unique_ptr<IdleWatchers> idle;
   if (options.idle_watch_streams > 0) {
-    idle = std::make_unique<IdleWatchers>(connections, options.idle_watch_streams, /*timeout_s=*/60);
+    idle =
+        std::make_unique<IdleWatchers>(connections, options.idle_watch_streams, /*timeout_s=*/60);
     if (!idle->ready()) {
-      std::fprintf(stderr, "leasehold-bench: %d idle watch streams were not all created within 60 s\n",
+      std::fprintf(stderr,
+                   "leasehold-bench: %d idle watch streams were not all created within 60 s\n",
                    options.idle_watch_streams);
       return 1;
     }

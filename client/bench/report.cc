@@ -17,14 +17,14 @@ std::string FormatText(const Report& r) {
   const LoadResult& l = r.load;
   char buf[512];
   std::string out = "workload   " + r.workload + "\n";
-  std::snprintf(buf, sizeof buf, "ops        %lld in %.2f s = %.1f ops/s\n", static_cast<long long>(l.ops), l.seconds,
-                l.ops_per_second());
+  std::snprintf(buf, sizeof buf, "ops        %lld in %.2f s = %.1f ops/s\n",
+                static_cast<long long>(l.ops), l.seconds, l.ops_per_second());
   out += buf;
   out += "errors     " + std::to_string(l.error_count());
   for (const auto& [code, count] : l.errors) out += "  " + code + ":" + std::to_string(count);
-  out += "\nlatency    p50 " + Ms(l.latency.Percentile(50)) + "  p90 " + Ms(l.latency.Percentile(90)) + "  p99 " +
-         Ms(l.latency.Percentile(99)) + "  p99.9 " + Ms(l.latency.Percentile(99.9)) + "  max " + Ms(l.latency.max()) +
-         "\n";
+  out += "\nlatency    p50 " + Ms(l.latency.Percentile(50)) + "  p90 " +
+         Ms(l.latency.Percentile(90)) + "  p99 " + Ms(l.latency.Percentile(99)) + "  p99.9 " +
+         Ms(l.latency.Percentile(99.9)) + "  max " + Ms(l.latency.max()) + "\n";
   for (const auto& [name, value] : r.extras) {
     std::snprintf(buf, sizeof buf, "%-10s %g\n", name.c_str(), value);
     out += buf;
@@ -36,8 +36,8 @@ std::string FormatJson(const Report& r) {
   const LoadResult& l = r.load;
   char buf[512];
   std::string out = "{\"workload\":\"" + r.workload + "\"";
-  std::snprintf(buf, sizeof buf, ",\"ops\":%lld,\"seconds\":%.3f,\"ops_per_sec\":%.1f", static_cast<long long>(l.ops),
-                l.seconds, l.ops_per_second());
+  std::snprintf(buf, sizeof buf, ",\"ops\":%lld,\"seconds\":%.3f,\"ops_per_sec\":%.1f",
+                static_cast<long long>(l.ops), l.seconds, l.ops_per_second());
   out += buf;
   out += ",\"errors\":{";
   bool first = true;
@@ -45,11 +45,13 @@ std::string FormatJson(const Report& r) {
     out += (first ? "\"" : ",\"") + code + "\":" + std::to_string(count);
     first = false;
   }
-  std::snprintf(buf, sizeof buf,
-                "},\"latency_us\":{\"p50\":%lld,\"p90\":%lld,\"p99\":%lld,\"p999\":%lld,\"max\":%lld}",
-                static_cast<long long>(l.latency.Percentile(50)), static_cast<long long>(l.latency.Percentile(90)),
-                static_cast<long long>(l.latency.Percentile(99)), static_cast<long long>(l.latency.Percentile(99.9)),
-                static_cast<long long>(l.latency.max()));
+  std::snprintf(
+      buf, sizeof buf,
+      "},\"latency_us\":{\"p50\":%lld,\"p90\":%lld,\"p99\":%lld,\"p999\":%lld,\"max\":%lld}",
+      static_cast<long long>(l.latency.Percentile(50)),
+      static_cast<long long>(l.latency.Percentile(90)),
+      static_cast<long long>(l.latency.Percentile(99)),
+      static_cast<long long>(l.latency.Percentile(99.9)), static_cast<long long>(l.latency.max()));
   out += buf;
   for (const auto& [name, value] : r.extras) {
     std::snprintf(buf, sizeof buf, ",\"%s\":%g", name.c_str(), value);

@@ -25,10 +25,11 @@ void CallUnary(Start start, Request request, Then then) {
   auto* call = new UnaryCall<Request, Response>;
   call->request = std::move(request);
   call->context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-  start(&call->context, &call->request, &call->response, [call, then = std::move(then)](grpc::Status status) {
-    then(status, call->response);
-    delete call;
-  });
+  start(&call->context, &call->request, &call->response,
+        [call, then = std::move(then)](grpc::Status status) {
+          then(status, call->response);
+          delete call;
+        });
 }
 
 }  // namespace leasehold::bench

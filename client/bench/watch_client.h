@@ -15,14 +15,16 @@
 
 namespace leasehold::bench {
 
-class WatchClient final : public grpc::ClientBidiReactor<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse> {
+class WatchClient final
+    : public grpc::ClientBidiReactor<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse> {
  public:
   // Called for every response with events for the watcher; return false to cancel the watcher.
   using OnEvents = std::function<bool(const etcdserverpb::WatchResponse&)>;
 
   explicit WatchClient(etcdserverpb::Watch::Stub* stub);
   // Creates a watcher; `on_created` (may be empty) runs once the server confirms it.
-  void Watch(etcdserverpb::WatchCreateRequest create, OnEvents on_events, std::function<void()> on_created = {});
+  void Watch(etcdserverpb::WatchCreateRequest create, OnEvents on_events,
+             std::function<void()> on_created = {});
   // Cancels the stream; Wait() returns after the server has closed it.
   void Close();
   void Wait();

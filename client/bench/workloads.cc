@@ -1,9 +1,9 @@
 #include "client/bench/workloads.h"
 
 #include <atomic>
-#include <future>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -21,13 +21,17 @@ using etcdserverpb::RangeRequest;
 
 // ---- single calls ----
 
-void Grant(Connections& c, int client, int64_t ttl, std::function<void(const grpc::Status&, int64_t)> then) {
+void Grant(Connections& c, int client, int64_t ttl,
+           std::function<void(const grpc::Status&, int64_t)> then) {
   etcdserverpb::LeaseGrantRequest req;
   req.set_ttl(ttl);
   auto* stub = c.lease(client);
   CallUnary<etcdserverpb::LeaseGrantRequest, etcdserverpb::LeaseGrantResponse>(
-      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->LeaseGrant(ctx, rq, rs, std::move(cb)); },
-      std::move(req), [then = std::move(then)](const grpc::Status& s, const auto& resp) { then(s, resp.id()); });
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) {
+        stub->async()->LeaseGrant(ctx, rq, rs, std::move(cb));
+      },
+      std::move(req),
+      [then = std::move(then)](const grpc::Status& s, const auto& resp) { then(s, resp.id()); });
 }
 
 void Revoke(Connections& c, int client, int64_t id, OpDone then) {
@@ -35,18 +39,23 @@ void Revoke(Connections& c, int client, int64_t id, OpDone then) {
   req.set_id(id);
   auto* stub = c.lease(client);
   CallUnary<etcdserverpb::LeaseRevokeRequest, etcdserverpb::LeaseRevokeResponse>(
-      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->LeaseRevoke(ctx, rq, rs, std::move(cb)); },
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) {
+        stub->async()->LeaseRevoke(ctx, rq, rs, std::move(cb));
+      },
       std::move(req), [then = std::move(then)](const grpc::Status& s, const auto&) { then(s); });
 }
 
-void Put(Connections& c, int client, std::string key, std::string value, int64_t lease, OpDone then) {
+void Put(Connections& c, int client, std::string key, std::string value, int64_t lease,
+         OpDone then) {
   etcdserverpb::PutRequest req;
   req.set_key(std::move(key));
   req.set_value(std::move(value));
   req.set_lease(lease);
   auto* stub = c.kv(client);
   CallUnary<etcdserverpb::PutRequest, etcdserverpb::PutResponse>(
-      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->Put(ctx, rq, rs, std::move(cb)); },
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) {
+        stub->async()->Put(ctx, rq, rs, std::move(cb));
+      },
       std::move(req), [then = std::move(then)](const grpc::Status& s, const auto&) { then(s); });
 }
 
@@ -54,7 +63,9 @@ void Range(Connections& c, int client, RangeRequest req,
            std::function<void(const grpc::Status&, const etcdserverpb::RangeResponse&)> then) {
   auto* stub = c.kv(client);
   CallUnary<RangeRequest, etcdserverpb::RangeResponse>(
-      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->Range(ctx, rq, rs, std::move(cb)); },
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) {
+        stub->async()->Range(ctx, rq, rs, std::move(cb));
+      },
       std::move(req), std::move(then));
 }
 
@@ -62,7 +73,9 @@ void Txn(Connections& c, int client, etcdserverpb::TxnRequest req,
          std::function<void(const grpc::Status&, const etcdserverpb::TxnResponse&)> then) {
   auto* stub = c.kv(client);
   CallUnary<etcdserverpb::TxnRequest, etcdserverpb::TxnResponse>(
-      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->Txn(ctx, rq, rs, std::move(cb)); },
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) {
+        stub->async()->Txn(ctx, rq, rs, std::move(cb));
+      },
       std::move(req), std::move(then));
 }
 
@@ -71,7 +84,9 @@ void Delete(Connections& c, int client, std::string key, OpDone then) {
   req.set_key(std::move(key));
   auto* stub = c.kv(client);
   CallUnary<etcdserverpb::DeleteRangeRequest, etcdserverpb::DeleteRangeResponse>(
-      [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->DeleteRange(ctx, rq, rs, std::move(cb)); },
+      [stub](auto* ctx, auto* rq, auto* rs, auto cb) {
+        stub->async()->DeleteRange(ctx, rq, rs, std::move(cb));
+      },
       std::move(req), [then = std::move(then)](const grpc::Status& s, const auto&) { then(s); });
 }
 
@@ -112,18 +127,20 @@ std::vector<int64_t> GrantMany(Connections& c, int64_t count, int64_t ttl, int c
 // Revokes `ids` (skipping zeros) and returns once every revoke has been answered.
 void RevokeMany(Connections& c, const std::vector<int64_t>& ids, int concurrency) {
   std::atomic<size_t> next{0};
-  RunLoad(LoadSpec{concurrency, static_cast<int64_t>(ids.size()), 0, 0}, [&](int client, OpDone done) {
-    const int64_t id = ids[next.fetch_add(1)];
-    if (id == 0) return done(grpc::Status::OK);
-    Revoke(c, client, id, std::move(done));
-  });
+  RunLoad(LoadSpec{concurrency, static_cast<int64_t>(ids.size()), 0, 0},
+          [&](int client, OpDone done) {
+            const int64_t id = ids[next.fetch_add(1)];
+            if (id == 0) return done(grpc::Status::OK);
+            Revoke(c, client, id, std::move(done));
+          });
 }
 
 // Per-client pseudo-random streams, seeded by client index so runs are comparable.
 class ClientRandom {
  public:
   explicit ClientRandom(int clients) {
-    for (int i = 0; i < clients; ++i) engines_.emplace_back(std::make_unique<std::mt19937_64>(0x5eed + i));
+    for (int i = 0; i < clients; ++i)
+      engines_.emplace_back(std::make_unique<std::mt19937_64>(0x5eed + i));
   }
   uint64_t Next(int client) { return (*engines_[static_cast<size_t>(client)])(); }
 
@@ -159,9 +176,13 @@ Report TimeToLiveLoad(const Options& o, Connections& c) {
     req.set_id(ids[static_cast<size_t>(client)]);
     auto* stub = c.lease(client);
     CallUnary<etcdserverpb::LeaseTimeToLiveRequest, etcdserverpb::LeaseTimeToLiveResponse>(
-        [stub](auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->LeaseTimeToLive(ctx, rq, rs, std::move(cb)); },
-        std::move(req), [done](const grpc::Status& s, const auto& resp) {
-          done(s.ok() && resp.ttl() <= 0 ? grpc::Status(grpc::StatusCode::NOT_FOUND, "lease gone") : s);
+        [stub](auto* ctx, auto* rq, auto* rs, auto cb) {
+          stub->async()->LeaseTimeToLive(ctx, rq, rs, std::move(cb));
+        },
+        std::move(req),
+        [done](const grpc::Status& s, const auto& resp) {
+          done(s.ok() && resp.ttl() <= 0 ? grpc::Status(grpc::StatusCode::NOT_FOUND, "lease gone")
+                                         : s);
         });
   });
   RevokeMany(c, ids, std::min(o.clients, 64));
@@ -175,8 +196,10 @@ Report PutLoad(const Options& o, Connections& c) {
   const std::string value(static_cast<size_t>(o.value_size), 'x');
   Report r;
   r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
-    const int64_t n = static_cast<int64_t>(random.Next(client) % static_cast<uint64_t>(o.key_space));
-    Put(c, client, KeyOf(n, o.key_size), value, leases[static_cast<size_t>(client)], std::move(done));
+    const int64_t n =
+        static_cast<int64_t>(random.Next(client) % static_cast<uint64_t>(o.key_space));
+    Put(c, client, KeyOf(n, o.key_size), value, leases[static_cast<size_t>(client)],
+        std::move(done));
   });
   if (o.with_lease) RevokeMany(c, leases, std::min(o.clients, 64));
   return r;
@@ -185,15 +208,16 @@ Report PutLoad(const Options& o, Connections& c) {
 Report RangeLoad(const Options& o, Connections& c) {
   const int64_t keys = std::min<int64_t>(o.key_space, 10000);
   const std::string value(static_cast<size_t>(o.value_size), 'x');
-  RunLoad(LoadSpec{std::min(o.clients, 64), keys, 0, 0}, [&, next = std::make_shared<std::atomic<int64_t>>(0)](
-                                                             int client, OpDone done) {
-    Put(c, client, KeyOf(next->fetch_add(1), o.key_size), value, 0, std::move(done));
-  });
+  RunLoad(LoadSpec{std::min(o.clients, 64), keys, 0, 0},
+          [&, next = std::make_shared<std::atomic<int64_t>>(0)](int client, OpDone done) {
+            Put(c, client, KeyOf(next->fetch_add(1), o.key_size), value, 0, std::move(done));
+          });
   ClientRandom random(o.clients);
   Report r;
   r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
     RangeRequest req;
-    req.set_key(KeyOf(static_cast<int64_t>(random.Next(client) % static_cast<uint64_t>(keys)), o.key_size));
+    req.set_key(
+        KeyOf(static_cast<int64_t>(random.Next(client) % static_cast<uint64_t>(keys)), o.key_size));
     req.set_serializable(o.serializable);
     Range(c, client, std::move(req), [done](const grpc::Status& s, const auto&) { done(s); });
   });
@@ -219,7 +243,9 @@ Report TxnLockLoad(const Options& o, Connections& c) {
   // timed in released_at.
   const auto epoch = std::chrono::steady_clock::now();
   auto micros = [epoch] {
-    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - epoch).count();
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                 epoch)
+        .count();
   };
   auto released_at = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(locks));
   auto woken_at = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(o.clients));
@@ -228,40 +254,45 @@ Report TxnLockLoad(const Options& o, Connections& c) {
   // Contended locks wait as etcd's Mutex does: on the deletion of the next older key, by watch.
   std::vector<std::unique_ptr<WatchClient>> watchers;
   if (locks < o.clients) {
-    for (int i = 0; i < o.clients; ++i) watchers.push_back(std::make_unique<WatchClient>(c.watch(i)));
+    for (int i = 0; i < o.clients; ++i)
+      watchers.push_back(std::make_unique<WatchClient>(c.watch(i)));
   }
   // Calls `acquired` once no key older than `my_rev` remains under `prefix`.
-  std::function<void(int, std::string, int64_t, std::function<void(const grpc::Status&)>)> wait_deletes =
-      [&](int client, std::string prefix, int64_t my_rev, std::function<void(const grpc::Status&)> acquired) {
+  std::function<void(int, std::string, int64_t, std::function<void(const grpc::Status&)>)>
+      wait_deletes = [&](int client, std::string prefix, int64_t my_rev,
+                         std::function<void(const grpc::Status&)> acquired) {
         RangeRequest older = ByCreateRevision(prefix, RangeRequest::DESCEND);
         older.set_max_create_revision(my_rev - 1);
-        Range(c, client, older, [&, client, prefix, my_rev, acquired](const grpc::Status& s, const auto& resp) {
-          const int64_t woken = woken_at[client].exchange(0);
-          if (!s.ok()) return acquired(s);
-          if (resp.kvs_size() == 0) {
-            if (woken != 0) event_to_acquired.Record(static_cast<size_t>(client), micros() - woken);
-            return acquired(grpc::Status::OK);
-          }
-          etcdserverpb::WatchCreateRequest create;
-          create.set_key(resp.kvs(0).key());
-          // From the read's own revision, as etcd's waitDelete does (etcd then serves the watcher from
-          // its unsynced group).
-          create.set_start_revision(resp.header().revision());
-          watchers[static_cast<size_t>(client)]->Watch(
-              create, [&, client, prefix, my_rev, acquired](const etcdserverpb::WatchResponse& w) {
-                for (const auto& e : w.events()) {
-                  if (e.type() == mvccpb::Event::DELETE) {
-                    const int64_t now = micros();
-                    release_to_event.Record(static_cast<size_t>(client),
-                                            now - released_at[client % locks].load());
-                    woken_at[client] = now;
-                    wait_deletes(client, prefix, my_rev, acquired);
-                    return false;
-                  }
+        Range(c, client, older,
+              [&, client, prefix, my_rev, acquired](const grpc::Status& s, const auto& resp) {
+                const int64_t woken = woken_at[client].exchange(0);
+                if (!s.ok()) return acquired(s);
+                if (resp.kvs_size() == 0) {
+                  if (woken != 0)
+                    event_to_acquired.Record(static_cast<size_t>(client), micros() - woken);
+                  return acquired(grpc::Status::OK);
                 }
-                return true;
+                etcdserverpb::WatchCreateRequest create;
+                create.set_key(resp.kvs(0).key());
+                // From the read's own revision, as etcd's waitDelete does (etcd then serves the
+                // watcher from its unsynced group).
+                create.set_start_revision(resp.header().revision());
+                watchers[static_cast<size_t>(client)]->Watch(
+                    create,
+                    [&, client, prefix, my_rev, acquired](const etcdserverpb::WatchResponse& w) {
+                      for (const auto& e : w.events()) {
+                        if (e.type() == mvccpb::Event::DELETE) {
+                          const int64_t now = micros();
+                          release_to_event.Record(static_cast<size_t>(client),
+                                                  now - released_at[client % locks].load());
+                          woken_at[client] = now;
+                          wait_deletes(client, prefix, my_rev, acquired);
+                          return false;
+                        }
+                      }
+                      return true;
+                    });
               });
-        });
       };
   Report r;
   r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
@@ -285,42 +316,43 @@ Report TxnLockLoad(const Options& o, Connections& c) {
       *txn.add_success()->mutable_request_range() = owner;
       txn.add_failure()->mutable_request_range()->set_key(my_key);
       *txn.add_failure()->mutable_request_range() = owner;
-      Txn(c, client, std::move(txn), [&, client, lock, lease, prefix, my_key, done](const grpc::Status& s,
-                                                                                    const auto& resp) {
-        if (!s.ok()) return done(s);
-        const int64_t my_rev = resp.header().revision();
-        const auto& owners = resp.responses(1).response_range();
-        auto release = [&, client, lock, lease, my_key, done] {
-          holder[lock].store(-1);
-          released_at[lock] = micros();
-          Delete(c, client, my_key, [&c, client, lease, done](const grpc::Status& s) {
+      Txn(c, client, std::move(txn),
+          [&, client, lock, lease, prefix, my_key, done](const grpc::Status& s, const auto& resp) {
             if (!s.ok()) return done(s);
-            Revoke(c, client, lease, done);
+            const int64_t my_rev = resp.header().revision();
+            const auto& owners = resp.responses(1).response_range();
+            auto release = [&, client, lock, lease, my_key, done] {
+              holder[lock].store(-1);
+              released_at[lock] = micros();
+              Delete(c, client, my_key, [&c, client, lease, done](const grpc::Status& s) {
+                if (!s.ok()) return done(s);
+                Revoke(c, client, lease, done);
+              });
+            };
+            auto hold = [&, client, lock, my_rev, release](const grpc::Status& s) {
+              if (!s.ok()) return release();
+              // Mutual exclusion, and a fencing token above every earlier holder's.
+              int expected = -1;
+              if (!holder[lock].compare_exchange_strong(expected, client))
+                exclusion_violations.fetch_add(1);
+              int64_t prev = last_token[lock].load();
+              while (prev < my_rev && !last_token[lock].compare_exchange_weak(prev, my_rev)) {
+              }
+              if (prev >= my_rev) fencing_violations.fetch_add(1);
+              release();
+            };
+            if (!resp.succeeded() || owners.kvs_size() != 1) {
+              not_acquired.fetch_add(1);
+              release();
+            } else if (owners.kvs(0).create_revision() == my_rev) {
+              hold(grpc::Status::OK);
+            } else if (!watchers.empty()) {
+              wait_deletes(client, prefix, my_rev, hold);
+            } else {
+              not_acquired.fetch_add(1);
+              release();
+            }
           });
-        };
-        auto hold = [&, client, lock, my_rev, release](const grpc::Status& s) {
-          if (!s.ok()) return release();
-          // Mutual exclusion, and a fencing token above every earlier holder's.
-          int expected = -1;
-          if (!holder[lock].compare_exchange_strong(expected, client)) exclusion_violations.fetch_add(1);
-          int64_t prev = last_token[lock].load();
-          while (prev < my_rev && !last_token[lock].compare_exchange_weak(prev, my_rev)) {
-          }
-          if (prev >= my_rev) fencing_violations.fetch_add(1);
-          release();
-        };
-        if (!resp.succeeded() || owners.kvs_size() != 1) {
-          not_acquired.fetch_add(1);
-          release();
-        } else if (owners.kvs(0).create_revision() == my_rev) {
-          hold(grpc::Status::OK);
-        } else if (!watchers.empty()) {
-          wait_deletes(client, prefix, my_rev, hold);
-        } else {
-          not_acquired.fetch_add(1);
-          release();
-        }
-      });
     });
   });
   for (auto& w : watchers) w->Close();
@@ -330,8 +362,10 @@ Report TxnLockLoad(const Options& o, Connections& c) {
   r.extras.emplace_back("not_acquired", static_cast<double>(not_acquired.load()));
   if (!watchers.empty()) {
     const Histogram to_event = release_to_event.Merged(), to_acquired = event_to_acquired.Merged();
-    r.extras.emplace_back("handover_release_to_event_p50_us", static_cast<double>(to_event.Percentile(50)));
-    r.extras.emplace_back("handover_event_to_acquired_p50_us", static_cast<double>(to_acquired.Percentile(50)));
+    r.extras.emplace_back("handover_release_to_event_p50_us",
+                          static_cast<double>(to_event.Percentile(50)));
+    r.extras.emplace_back("handover_event_to_acquired_p50_us",
+                          static_cast<double>(to_acquired.Percentile(50)));
   }
   return r;
 }
@@ -349,13 +383,14 @@ Report ExpiryStormLoad(const Options& o, Connections& c) {
 
   const auto granting = std::chrono::steady_clock::now();
   std::atomic<int64_t> next{0};
-  LoadResult granted_load = RunLoad(LoadSpec{std::min(o.clients, 128), o.storm_leases, 0, 0}, [&](int client, OpDone done) {
-    const int64_t i = next.fetch_add(1);
-    Grant(c, client, o.storm_ttl, [&c, client, i, done](const grpc::Status& s, int64_t id) {
-      if (!s.ok()) return done(s);
-      Put(c, client, KeyOf(i, 8, "storm/"), "x", id, done);
-    });
-  });
+  LoadResult granted_load = RunLoad(
+      LoadSpec{std::min(o.clients, 128), o.storm_leases, 0, 0}, [&](int client, OpDone done) {
+        const int64_t i = next.fetch_add(1);
+        Grant(c, client, o.storm_ttl, [&c, client, i, done](const grpc::Status& s, int64_t id) {
+          if (!s.ok()) return done(s);
+          Put(c, client, KeyOf(i, 8, "storm/"), "x", id, done);
+        });
+      });
   const auto granted = std::chrono::steady_clock::now();
   const auto first_deadline = granting + std::chrono::seconds(o.storm_ttl);
 
@@ -372,9 +407,11 @@ Report ExpiryStormLoad(const Options& o, Connections& c) {
   create.set_start_revision(1);
   create.add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
   watcher.Watch(create, [&](const etcdserverpb::WatchResponse& w) {
-    if (deleted.fetch_add(w.events_size()) + w.events_size() >= keys_written && !drained.exchange(true)) {
-      drained_at_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                                             first_deadline).count();
+    if (deleted.fetch_add(w.events_size()) + w.events_size() >= keys_written &&
+        !drained.exchange(true)) {
+      drained_at_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::steady_clock::now() - first_deadline)
+                          .count();
     }
     return true;
   });
@@ -390,25 +427,30 @@ Report ExpiryStormLoad(const Options& o, Connections& c) {
   r.extras.emplace_back("leases", static_cast<double>(o.storm_leases));
   r.extras.emplace_back("grant_phase_s", std::chrono::duration<double>(granted - granting).count());
   r.extras.emplace_back("drain_s_after_first_deadline", drain_seconds);
-  r.extras.emplace_back("put_p99_ms_baseline", static_cast<double>(baseline.latency.Percentile(99)) / 1000.0);
-  r.extras.emplace_back("put_p99_ms_during_storm", static_cast<double>(during.latency.Percentile(99)) / 1000.0);
+  r.extras.emplace_back("put_p99_ms_baseline",
+                        static_cast<double>(baseline.latency.Percentile(99)) / 1000.0);
+  r.extras.emplace_back("put_p99_ms_during_storm",
+                        static_cast<double>(during.latency.Percentile(99)) / 1000.0);
   return r;
 }
 
-// --clients watch streams, one watcher each on one prefix; puts at --rate (default 10/s) carry their
-// send time, so every delivered event measures put-to-watcher latency.
+// --clients watch streams, one watcher each on one prefix; puts at --rate (default 10/s) carry
+// their send time, so every delivered event measures put-to-watcher latency.
 Report WatchFanoutLoad(const Options& o, Connections& c) {
   ShardedHistogram delivery;
   std::atomic<int64_t> delivered{0};
   std::atomic<int> created{0};
   const auto epoch = std::chrono::steady_clock::now();
   auto now_us = [epoch] {
-    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - epoch).count();
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                 epoch)
+        .count();
   };
   std::vector<std::unique_ptr<WatchClient>> streams;
   const int per_stream = std::max(1, o.watchers_per_stream);
   for (int i = 0; i < o.clients; ++i) {
-    if (i % per_stream == 0) streams.push_back(std::make_unique<WatchClient>(c.watch(i / per_stream)));
+    if (i % per_stream == 0)
+      streams.push_back(std::make_unique<WatchClient>(c.watch(i / per_stream)));
     etcdserverpb::WatchCreateRequest create;
     create.set_key("fanout/");
     create.set_range_end("fanout0");
@@ -428,10 +470,12 @@ Report WatchFanoutLoad(const Options& o, Connections& c) {
   LoadSpec puts{1, o.total, o.duration_s, o.rate > 0 ? o.rate : 10};
   std::atomic<int64_t> n{0};
   LoadResult put_load = RunLoad(puts, [&](int client, OpDone done) {
-    Put(c, client, KeyOf(n.fetch_add(1) % 100, 4, "fanout/"), std::to_string(now_us()), 0, std::move(done));
+    Put(c, client, KeyOf(n.fetch_add(1) % 100, 4, "fanout/"), std::to_string(now_us()), 0,
+        std::move(done));
   });
   const int64_t expected = put_load.ops * o.clients;
-  for (int i = 0; i < 500 && delivered.load() < expected; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 500 && delivered.load() < expected; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   for (auto& s : streams) s->Close();
   for (auto& s : streams) s->Wait();
   Report r;
@@ -453,7 +497,8 @@ bool RunWorkload(const Options& o, Connections& c, Report* report, std::string* 
   if (o.workload == "lease-grant") {
     *report = LeaseGrantLoad(o, c);
   } else if (o.workload == "lease-keepalive") {
-    auto ids = GrantMany(c, static_cast<int64_t>(o.clients) * o.leases_per_stream, o.ttl, std::min(o.clients, 64));
+    auto ids = GrantMany(c, static_cast<int64_t>(o.clients) * o.leases_per_stream, o.ttl,
+                         std::min(o.clients, 64));
     report->load = RunKeepAliveLoad(o, c, ids);
   } else if (o.workload == "lease-timetolive") {
     *report = TimeToLiveLoad(o, c);

@@ -19,6 +19,7 @@ struct Report {
 };
 
 // Returns false with a message for an unknown workload name.
-bool RunWorkload(const Options& options, Connections& connections, Report* report, std::string* error);
+bool RunWorkload(const Options& options, Connections& connections, Report* report,
+                 std::string* error);
 
 }  // namespace leasehold::bench

@@ -1,6 +1,6 @@
-// A one-shot cancellation signal shared between the code that raises it (CancellationSource) and the
-// code that must stop when it is raised (CancellationToken). Tokens are cheap copies of one state.
-// Thread-safe.
+// A one-shot cancellation signal shared between the code that raises it (CancellationSource) and
+// the code that must stop when it is raised (CancellationToken). Tokens are cheap copies of one
+// state. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +23,9 @@ class CancellationToken {
   // Blocks until cancelled or `timeout` passes; returns cancelled().
   bool WaitFor(absl::Duration timeout) const;
 
-  // Runs `fn` once when the token is cancelled (at once, on this thread, if it already is). `fn` runs
-  // under the token's lock: keep it short and never call back into the token from it. Returns an id
-  // for Unsubscribe; after Unsubscribe returns, `fn` is not running and never will.
+  // Runs `fn` once when the token is cancelled (at once, on this thread, if it already is). `fn`
+  // runs under the token's lock: keep it short and never call back into the token from it. Returns
+  // an id for Unsubscribe; after Unsubscribe returns, `fn` is not running and never will.
   int64_t OnCancel(std::function<void()> fn) const;
   void Unsubscribe(int64_t id) const;
 

@@ -71,22 +71,26 @@ absl::StatusOr<Response> Client::Invoke(bool idempotent, Call call) {
   return FromGrpc(status);
 }
 
-absl::StatusOr<etcdserverpb::RangeResponse> Client::Range(const etcdserverpb::RangeRequest& request) {
-  return Invoke<etcdserverpb::RangeResponse>(true, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
-    return e.kv->Range(c, request, r);
-  });
+absl::StatusOr<etcdserverpb::RangeResponse> Client::Range(
+    const etcdserverpb::RangeRequest& request) {
+  return Invoke<etcdserverpb::RangeResponse>(
+      true, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
+        return e.kv->Range(c, request, r);
+      });
 }
 
 absl::StatusOr<etcdserverpb::PutResponse> Client::Put(const etcdserverpb::PutRequest& request) {
-  return Invoke<etcdserverpb::PutResponse>(false, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
-    return e.kv->Put(c, request, r);
-  });
+  return Invoke<etcdserverpb::PutResponse>(
+      false,
+      [&](const Endpoint& e, grpc::ClientContext* c, auto* r) { return e.kv->Put(c, request, r); });
 }
 
-absl::StatusOr<etcdserverpb::DeleteRangeResponse> Client::Delete(const etcdserverpb::DeleteRangeRequest& request) {
-  return Invoke<etcdserverpb::DeleteRangeResponse>(false, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
-    return e.kv->DeleteRange(c, request, r);
-  });
+absl::StatusOr<etcdserverpb::DeleteRangeResponse> Client::Delete(
+    const etcdserverpb::DeleteRangeRequest& request) {
+  return Invoke<etcdserverpb::DeleteRangeResponse>(
+      false, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
+        return e.kv->DeleteRange(c, request, r);
+      });
 }
 
 absl::StatusOr<etcdserverpb::TxnResponse> Client::Txn(const etcdserverpb::TxnRequest& request) {
@@ -94,13 +98,13 @@ absl::StatusOr<etcdserverpb::TxnResponse> Client::Txn(const etcdserverpb::TxnReq
   for (const auto* ops : {&request.success(), &request.failure()}) {
     for (const auto& op : *ops) read_only = read_only && op.has_request_range();
   }
-  return Invoke<etcdserverpb::TxnResponse>(read_only, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
-    return e.kv->Txn(c, request, r);
-  });
+  return Invoke<etcdserverpb::TxnResponse>(
+      read_only,
+      [&](const Endpoint& e, grpc::ClientContext* c, auto* r) { return e.kv->Txn(c, request, r); });
 }
 
-absl::StatusOr<etcdserverpb::PutResponse> Client::Put(const std::string& key, const std::string& value,
-                                                       int64_t lease) {
+absl::StatusOr<etcdserverpb::PutResponse> Client::Put(const std::string& key,
+                                                      const std::string& value, int64_t lease) {
   etcdserverpb::PutRequest request;
   request.set_key(key);
   request.set_value(value);
@@ -130,53 +134,63 @@ absl::StatusOr<etcdserverpb::DeleteRangeResponse> Client::Delete(const std::stri
   return Delete(request);
 }
 
-absl::StatusOr<etcdserverpb::LeaseGrantResponse> Client::LeaseGrant(int64_t ttl_seconds, int64_t id) {
+absl::StatusOr<etcdserverpb::LeaseGrantResponse> Client::LeaseGrant(int64_t ttl_seconds,
+                                                                    int64_t id) {
   etcdserverpb::LeaseGrantRequest request;
   request.set_ttl(ttl_seconds);
   request.set_id(id);
-  // A grant with a server-chosen id is not idempotent; one with a given id is (a repeat fails cleanly).
-  return Invoke<etcdserverpb::LeaseGrantResponse>(id != 0, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
-    return e.lease->LeaseGrant(c, request, r);
-  });
+  // A grant with a server-chosen id is not idempotent; one with a given id is (a repeat fails
+  // cleanly).
+  return Invoke<etcdserverpb::LeaseGrantResponse>(
+      id != 0, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
+        return e.lease->LeaseGrant(c, request, r);
+      });
 }
 
 absl::StatusOr<etcdserverpb::LeaseRevokeResponse> Client::LeaseRevoke(int64_t id) {
   etcdserverpb::LeaseRevokeRequest request;
   request.set_id(id);
-  return Invoke<etcdserverpb::LeaseRevokeResponse>(false, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
-    return e.lease->LeaseRevoke(c, request, r);
-  });
+  return Invoke<etcdserverpb::LeaseRevokeResponse>(
+      false, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
+        return e.lease->LeaseRevoke(c, request, r);
+      });
 }
 
-absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> Client::LeaseTimeToLive(int64_t id, bool keys) {
+absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> Client::LeaseTimeToLive(int64_t id,
+                                                                              bool keys) {
   etcdserverpb::LeaseTimeToLiveRequest request;
   request.set_id(id);
   request.set_keys(keys);
-  return Invoke<etcdserverpb::LeaseTimeToLiveResponse>(true, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
-    return e.lease->LeaseTimeToLive(c, request, r);
-  });
+  return Invoke<etcdserverpb::LeaseTimeToLiveResponse>(
+      true, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
+        return e.lease->LeaseTimeToLive(c, request, r);
+      });
 }
 
 absl::StatusOr<etcdserverpb::LeaseLeasesResponse> Client::LeaseLeases() {
   etcdserverpb::LeaseLeasesRequest request;
-  return Invoke<etcdserverpb::LeaseLeasesResponse>(true, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
-    return e.lease->LeaseLeases(c, request, r);
-  });
+  return Invoke<etcdserverpb::LeaseLeasesResponse>(
+      true, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
+        return e.lease->LeaseLeases(c, request, r);
+      });
 }
 
 absl::StatusOr<etcdserverpb::MemberListResponse> Client::MemberList() {
   etcdserverpb::MemberListRequest request;
-  return Invoke<etcdserverpb::MemberListResponse>(true, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
-    return e.cluster->MemberList(c, request, r);
-  });
+  return Invoke<etcdserverpb::MemberListResponse>(
+      true, [&](const Endpoint& e, grpc::ClientContext* c, auto* r) {
+        return e.cluster->MemberList(c, request, r);
+      });
 }
 
-std::unique_ptr<Watch> Client::StartWatch(etcdserverpb::WatchCreateRequest request, Watch::Handler handler) {
-  return std::make_unique<Watch>(endpoints_.get(), std::move(request), std::move(handler), options_.auth_token);
+std::unique_ptr<Watch> Client::StartWatch(etcdserverpb::WatchCreateRequest request,
+                                          Watch::Handler handler) {
+  return std::make_unique<Watch>(endpoints_.get(), std::move(request), std::move(handler),
+                                 options_.auth_token);
 }
 
-absl::Status Client::WaitForDelete(const std::string& key, int64_t from_revision, absl::Time deadline,
-                                   const CancellationToken& cancel) {
+absl::Status Client::WaitForDelete(const std::string& key, int64_t from_revision,
+                                   absl::Time deadline, const CancellationToken& cancel) {
   struct Wake {
     absl::Mutex mu;
     bool deleted ABSL_GUARDED_BY(mu) = false;
@@ -195,7 +209,8 @@ absl::Status Client::WaitForDelete(const std::string& key, int64_t from_revision
       wake.ended = true;
       wake.compacted = response.compact_revision() > 0;
     }
-    for (const auto& e : response.events()) wake.deleted = wake.deleted || e.type() == mvccpb::Event::DELETE;
+    for (const auto& e : response.events())
+      wake.deleted = wake.deleted || e.type() == mvccpb::Event::DELETE;
   });
   const int64_t subscription = cancel.OnCancel([&wake] {
     absl::MutexLock lock(&wake.mu);
@@ -205,7 +220,8 @@ absl::Status Client::WaitForDelete(const std::string& key, int64_t from_revision
   {
     absl::MutexLock lock(&wake.mu);
     wake.mu.AwaitWithDeadline(absl::Condition(&wake, &Wake::Any), deadline);
-    deleted = wake.deleted, ended = wake.ended, compacted = wake.compacted, cancelled = wake.cancelled;
+    deleted = wake.deleted, ended = wake.ended, compacted = wake.compacted,
+    cancelled = wake.cancelled;
   }
   cancel.Unsubscribe(subscription);
   watch->Cancel();

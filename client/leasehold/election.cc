@@ -10,7 +10,9 @@
 namespace leasehold {
 namespace {
 
-etcdserverpb::Compare StillLeads(const LeaderKey& leader) { return CreateRevisionIs(leader.key, leader.rev); }
+etcdserverpb::Compare StillLeads(const LeaderKey& leader) {
+  return CreateRevisionIs(leader.key, leader.rev);
+}
 
 // Responses of one watch, handed from its thread to a waiting caller.
 class WatchQueue {
@@ -39,7 +41,9 @@ class WatchQueue {
   }
 
  private:
-  bool Ready() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancelled_ || ended_ || !queue_.empty(); }
+  bool Ready() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cancelled_ || ended_ || !queue_.empty();
+  }
 
   CancellationToken cancel_;
   int64_t subscription_ = 0;
@@ -51,9 +55,11 @@ class WatchQueue {
 
 }  // namespace
 
-Election::Election(Client* client, std::string name) : client_(client), name_(name), prefix_(name + "/") {}
+Election::Election(Client* client, std::string name)
+    : client_(client), name_(name), prefix_(name + "/") {}
 
-absl::StatusOr<LeaderKey> Election::Campaign(int64_t lease_id, const std::string& value, absl::Duration timeout,
+absl::StatusOr<LeaderKey> Election::Campaign(int64_t lease_id, const std::string& value,
+                                             absl::Duration timeout,
                                              const CancellationToken& cancel) {
   const absl::Time deadline = absl::Now() + timeout;
   LeaderKey leader{name_, absl::StrFormat("%s%x", prefix_, lease_id), 0, lease_id};
@@ -76,7 +82,8 @@ absl::StatusOr<LeaderKey> Election::Campaign(int64_t lease_id, const std::string
   return led_at.status();
 }
 
-absl::StatusOr<etcdserverpb::ResponseHeader> Election::Proclaim(const LeaderKey& leader, const std::string& value) {
+absl::StatusOr<etcdserverpb::ResponseHeader> Election::Proclaim(const LeaderKey& leader,
+                                                                const std::string& value) {
   etcdserverpb::TxnRequest txn;
   *txn.add_compare() = StillLeads(leader);
   auto* put = txn.add_success()->mutable_request_put();
@@ -130,7 +137,8 @@ absl::Status Election::Observe(const LeaderHandler& on_leader, const Cancellatio
       request.set_start_revision(header.revision() + 1);
       request.add_filters(etcdserverpb::WatchCreateRequest::NODELETE);
       WatchQueue queue(cancel);
-      auto watch = client_->StartWatch(request, [&queue](const etcdserverpb::WatchResponse& r) { queue.Push(r); });
+      auto watch = client_->StartWatch(
+          request, [&queue](const etcdserverpb::WatchResponse& r) { queue.Push(r); });
       auto response = queue.Pop();
       if (!response.has_value()) {
         if (cancel.cancelled()) return absl::OkStatus();
@@ -149,7 +157,8 @@ absl::Status Election::Observe(const LeaderHandler& on_leader, const Cancellatio
     request.set_key(leader.key());
     request.set_start_revision(header.revision() + 1);
     WatchQueue queue(cancel);
-    auto watch = client_->StartWatch(request, [&queue](const etcdserverpb::WatchResponse& r) { queue.Push(r); });
+    auto watch = client_->StartWatch(
+        request, [&queue](const etcdserverpb::WatchResponse& r) { queue.Push(r); });
     bool deleted = false;
     while (!deleted) {
       auto response = queue.Pop();

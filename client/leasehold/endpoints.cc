@@ -38,8 +38,8 @@ EndpointSet::EndpointSet(const std::vector<std::string>& targets) {
     args.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
     // Distinct channels per endpoint even when targets repeat.
     args.SetInt("leasehold.endpoint_index", static_cast<int>(endpoints_.size()));
-    endpoints_.push_back(
-        MakeEndpoint(target, grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args)));
+    endpoints_.push_back(MakeEndpoint(
+        target, grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args)));
   }
 }
 

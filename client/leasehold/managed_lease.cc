@@ -13,13 +13,14 @@ absl::Duration AnswerTimeout(int64_t ttl_seconds) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ManagedLease>> ManagedLease::Grant(Client* client, int64_t ttl_seconds) {
+absl::StatusOr<std::unique_ptr<ManagedLease>> ManagedLease::Grant(Client* client,
+                                                                  int64_t ttl_seconds) {
   const absl::Time sent = absl::Now();
   auto granted = client->LeaseGrant(ttl_seconds);
   if (!granted.ok()) return granted.status();
   if (!granted->error().empty()) return absl::FailedPreconditionError(granted->error());
-  return std::unique_ptr<ManagedLease>(
-      new ManagedLease(client, granted->id(), granted->ttl(), sent + absl::Seconds(granted->ttl())));
+  return std::unique_ptr<ManagedLease>(new ManagedLease(client, granted->id(), granted->ttl(),
+                                                        sent + absl::Seconds(granted->ttl())));
 }
 
 absl::StatusOr<std::unique_ptr<ManagedLease>> ManagedLease::Keep(Client* client, int64_t lease_id) {
@@ -46,8 +47,12 @@ absl::StatusOr<std::unique_ptr<ManagedLease>> ManagedLease::Keep(Client* client,
       new ManagedLease(client, lease_id, response.ttl(), sent + absl::Seconds(response.ttl())));
 }
 
-ManagedLease::ManagedLease(Client* client, int64_t id, int64_t ttl_seconds, absl::Time confirmed_until)
-    : client_(client), id_(id), ttl_seconds_(ttl_seconds), confirmed_until_(confirmed_until),
+ManagedLease::ManagedLease(Client* client, int64_t id, int64_t ttl_seconds,
+                           absl::Time confirmed_until)
+    : client_(client),
+      id_(id),
+      ttl_seconds_(ttl_seconds),
+      confirmed_until_(confirmed_until),
       next_send_(absl::Now() + absl::Seconds(ttl_seconds) / 3) {
   thread_ = std::thread([this] { Run(); });
 }
@@ -59,7 +64,8 @@ ManagedLease::~ManagedLease() {
     revoke = !stopping_ && !lost_;
   }
   Stop();
-  if (revoke) client_->LeaseRevoke(id_).IgnoreError();  // best effort: it runs out after its TTL anyway
+  if (revoke)
+    client_->LeaseRevoke(id_).IgnoreError();  // best effort: it runs out after its TTL anyway
 }
 
 int64_t ManagedLease::ttl_seconds() const {
@@ -95,7 +101,8 @@ void ManagedLease::LoseLocked(const std::string& reason) {
 }
 
 void ManagedLease::ReadResponses(
-    grpc::ClientReaderWriter<etcdserverpb::LeaseKeepAliveRequest, etcdserverpb::LeaseKeepAliveResponse>* stream) {
+    grpc::ClientReaderWriter<etcdserverpb::LeaseKeepAliveRequest,
+                             etcdserverpb::LeaseKeepAliveResponse>* stream) {
   etcdserverpb::LeaseKeepAliveResponse response;
   while (stream->Read(&response)) {
     absl::MutexLock lock(&mu_);
@@ -103,7 +110,8 @@ void ManagedLease::ReadResponses(
       LoseLocked("lease " + std::to_string(id_) + " was revoked or has expired");
       break;
     }
-    if (!awaiting_) continue;  // an answer to a request abandoned on an earlier stream cannot come here
+    if (!awaiting_)
+      continue;  // an answer to a request abandoned on an earlier stream cannot come here
     awaiting_ = false;
     ++answers_;
     ttl_seconds_ = response.ttl();
@@ -138,7 +146,8 @@ void ManagedLease::Run() {
         client_->endpoints().Failed(index);
         next_send_ = absl::Now();  // renew at once on the next stream
       }
-      // A short pause so that an endpoint refusing connections is not hammered; never past the deadline.
+      // A short pause so that an endpoint refusing connections is not hammered; never past the
+      // deadline.
       if (!stopping_ && !lost_) {
         mu_.AwaitWithDeadline(absl::Condition(&stopping_),
                               std::min(absl::Now() + absl::Milliseconds(50), confirmed_until_));
@@ -156,8 +165,8 @@ void ManagedLease::Run() {
   }
 }
 
-bool ManagedLease::Renew(
-    grpc::ClientReaderWriter<etcdserverpb::LeaseKeepAliveRequest, etcdserverpb::LeaseKeepAliveResponse>* stream) {
+bool ManagedLease::Renew(grpc::ClientReaderWriter<etcdserverpb::LeaseKeepAliveRequest,
+                                                  etcdserverpb::LeaseKeepAliveResponse>* stream) {
   absl::MutexLock lock(&mu_);
   while (!stopping_ && !lost_ && !stream_broken_) {
     const absl::Time now = absl::Now();

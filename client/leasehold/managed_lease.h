@@ -35,9 +35,12 @@ class Client;
 class ManagedLease {
  public:
   // Grants a new lease of `ttl_seconds` and keeps it alive.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ManagedLease>> Grant(Client* client, int64_t ttl_seconds);
-  // Keeps alive a lease that already exists (renewing it once first; NotFound if it does not exist).
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ManagedLease>> Keep(Client* client, int64_t lease_id);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ManagedLease>> Grant(Client* client,
+                                                                           int64_t ttl_seconds);
+  // Keeps alive a lease that already exists (renewing it once first; NotFound if it does not
+  // exist).
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ManagedLease>> Keep(Client* client,
+                                                                          int64_t lease_id);
 
   // Stops renewing and revokes the lease (best effort) unless Orphan() was called.
   ~ManagedLease();

@@ -1,14 +1,15 @@
-// A distributed lock with a fencing token, on etcd's lock protocol (the one `etcdctl lock` and etcd's
-// concurrency package use, so Leasehold's and etcd's lockers interoperate): each contender puts
-// `<name>/<lease id in hex>` under its lease; the one with the lowest create revision holds the lock;
-// the others each wait, by watch, for the deletion of the key just ahead of them.
+// A distributed lock with a fencing token, on etcd's lock protocol (the one `etcdctl lock` and
+// etcd's concurrency package use, so Leasehold's and etcd's lockers interoperate): each contender
+// puts
+// `<name>/<lease id in hex>` under its lease; the one with the lowest create revision holds the
+// lock; the others each wait, by watch, for the deletion of the key just ahead of them.
 //
-// What holding the lock means — liveness, not safety. The lock is held while the holder's key exists,
-// i.e. until Unlock or the end of its lease. A holder that pauses (GC, SIGSTOP, a slow disk) longer
-// than its lease's TTL loses the lock without knowing it, and another contender takes it. So never
-// trust "I hold the lock" alone for a write that matters: fence it. The token is the key's
-// create_revision; it is unique and strictly increasing across successive holders of one lock. Two
-// ways to fence:
+// What holding the lock means — liveness, not safety. The lock is held while the holder's key
+// exists, i.e. until Unlock or the end of its lease. A holder that pauses (GC, SIGSTOP, a slow
+// disk) longer than its lease's TTL loses the lock without knowing it, and another contender takes
+// it. So never trust "I hold the lock" alone for a write that matters: fence it. The token is the
+// key's create_revision; it is unique and strictly increasing across successive holders of one
+// lock. Two ways to fence:
 //   - writes to the same cluster: guard the Txn with HeldBy(token) (create_revision of the lock key
 //     equals the token) — it fails once the lock has passed on, however long the holder slept;
 //   - writes elsewhere: send the token with the write and let the resource refuse any token lower
@@ -28,10 +29,10 @@ namespace leasehold {
 class Client;
 
 struct LockToken {
-  std::string key;          // the lock key this holder owns
-  int64_t fencing_token;    // the key's create_revision
+  std::string key;        // the lock key this holder owns
+  int64_t fencing_token;  // the key's create_revision
   int64_t lease_id;
-  int64_t revision;         // the store revision at which the lock was found held
+  int64_t revision;  // the store revision at which the lock was found held
 };
 
 class Mutex {
@@ -43,7 +44,8 @@ class Mutex {
   // the queue and returns DeadlineExceeded or Cancelled: the caller still has its work and decides
   // whether to try again — nothing is dropped silently. FailedPrecondition when the lease ended
   // while waiting.
-  [[nodiscard]] absl::StatusOr<LockToken> Lock(absl::Duration timeout, const CancellationToken& cancel = CancellationToken());
+  [[nodiscard]] absl::StatusOr<LockToken> Lock(
+      absl::Duration timeout, const CancellationToken& cancel = CancellationToken());
   // Releases the lock (or leaves the queue). OK when the key was already gone.
   [[nodiscard]] absl::Status Unlock();
 

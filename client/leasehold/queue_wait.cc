@@ -28,8 +28,9 @@ etcdserverpb::Compare CreateRevisionIs(const std::string& key, int64_t revision)
   return compare;
 }
 
-absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix, const std::string& key,
-                                   const std::string& value, int64_t lease) {
+absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix,
+                                   const std::string& key, const std::string& value,
+                                   int64_t lease) {
   etcdserverpb::TxnRequest txn;
   *txn.add_compare() = CreateRevisionIs(key, 0);  // the key does not exist
   auto* put = txn.add_success()->mutable_request_put();
@@ -53,7 +54,8 @@ absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix, co
   place.create_revision = response->header().revision();
   if (place.existed) {
     const auto& mine = response->responses(0).response_range();
-    if (mine.kvs_size() == 0) return absl::AbortedError("the key " + key + " vanished while enqueuing; try again");
+    if (mine.kvs_size() == 0)
+      return absl::AbortedError("the key " + key + " vanished while enqueuing; try again");
     place.create_revision = mine.kvs(0).create_revision();
     place.existing_value = mine.kvs(0).value();
   }
@@ -62,8 +64,9 @@ absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix, co
   return place;
 }
 
-absl::StatusOr<int64_t> WaitUntilFirst(Client* client, const std::string& prefix, const std::string& key,
-                                       int64_t create_revision, absl::Time deadline, const CancellationToken& cancel) {
+absl::StatusOr<int64_t> WaitUntilFirst(Client* client, const std::string& prefix,
+                                       const std::string& key, int64_t create_revision,
+                                       absl::Time deadline, const CancellationToken& cancel) {
   while (true) {
     // One read-only transaction: who is just ahead of us, and are we still queued.
     etcdserverpb::TxnRequest txn;
@@ -77,7 +80,8 @@ absl::StatusOr<int64_t> WaitUntilFirst(Client* client, const std::string& prefix
     }
     const auto& ahead = response->responses(0).response_range();
     if (ahead.kvs_size() == 0) return response->header().revision();
-    absl::Status st = client->WaitForDelete(ahead.kvs(0).key(), response->header().revision() + 1, deadline, cancel);
+    absl::Status st = client->WaitForDelete(ahead.kvs(0).key(), response->header().revision() + 1,
+                                            deadline, cancel);
     if (!st.ok()) return st;
   }
 }

@@ -1,15 +1,15 @@
 // The queue of etcd's lock and election protocols, shared by Mutex and Election: contenders put
-// `<prefix><lease hex>` under their lease; the lowest create revision is first; each other contender
-// waits for the deletion of the key just ahead of it.
+// `<prefix><lease hex>` under their lease; the lowest create revision is first; each other
+// contender waits for the deletion of the key just ahead of it.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "etcdserverpb/rpc.pb.h"
 #include "absl/time/time.h"
 #include "client/leasehold/cancellation.h"
+#include "etcdserverpb/rpc.pb.h"
 
 namespace leasehold {
 
@@ -29,13 +29,17 @@ etcdserverpb::Compare CreateRevisionIs(const std::string& key, int64_t revision)
 
 // Puts `key` = `value` under `lease` unless the key exists, and reads whether it is first under
 // `prefix` — in one transaction.
-[[nodiscard]] absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix, const std::string& key,
-                                   const std::string& value, int64_t lease);
+[[nodiscard]] absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix,
+                                                 const std::string& key, const std::string& value,
+                                                 int64_t lease);
 
-// Waits until nobody is ahead of `key` (created at `create_revision`) under `prefix`: repeatedly finds
-// the newest key created before it and waits, by watch, for its deletion. Returns the revision at
-// which `key` was seen first; FailedPrecondition when `key` itself disappeared (its lease ended).
-[[nodiscard]] absl::StatusOr<int64_t> WaitUntilFirst(Client* client, const std::string& prefix, const std::string& key,
-                                       int64_t create_revision, absl::Time deadline, const CancellationToken& cancel);
+// Waits until nobody is ahead of `key` (created at `create_revision`) under `prefix`: repeatedly
+// finds the newest key created before it and waits, by watch, for its deletion. Returns the
+// revision at which `key` was seen first; FailedPrecondition when `key` itself disappeared (its
+// lease ended).
+[[nodiscard]] absl::StatusOr<int64_t> WaitUntilFirst(Client* client, const std::string& prefix,
+                                                     const std::string& key,
+                                                     int64_t create_revision, absl::Time deadline,
+                                                     const CancellationToken& cancel);
 
 }  // namespace leasehold

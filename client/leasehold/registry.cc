@@ -5,9 +5,12 @@
 namespace leasehold {
 namespace {
 
-bool ValidName(const std::string& name) { return !name.empty() && name.find('/') == std::string::npos; }
+bool ValidName(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos;
+}
 
-Instance FromKey(const std::string& prefix, const std::string& service, const mvccpb::KeyValue& kv) {
+Instance FromKey(const std::string& prefix, const std::string& service,
+                 const mvccpb::KeyValue& kv) {
   return Instance{service, kv.key().substr(prefix.size()), kv.value()};
 }
 
@@ -17,9 +20,11 @@ Registry::Registry(Client* client, std::string root) : client_(client), root_(st
 
 absl::StatusOr<std::unique_ptr<Registration>> Registry::Register(const std::string& service,
                                                                  const std::string& instance,
-                                                                 const std::string& value, int64_t ttl_seconds) {
+                                                                 const std::string& value,
+                                                                 int64_t ttl_seconds) {
   if (!ValidName(service) || !ValidName(instance)) {
-    return absl::InvalidArgumentError("service and instance names must be non-empty and contain no '/'");
+    return absl::InvalidArgumentError(
+        "service and instance names must be non-empty and contain no '/'");
   }
   auto lease = ManagedLease::Grant(client_, ttl_seconds);
   if (!lease.ok()) return lease.status();
@@ -29,8 +34,10 @@ absl::StatusOr<std::unique_ptr<Registration>> Registry::Register(const std::stri
   return std::make_unique<Registration>(*std::move(lease), key);
 }
 
-absl::StatusOr<std::vector<Instance>> Registry::List(const std::string& service, int64_t* revision) {
-  if (!ValidName(service)) return absl::InvalidArgumentError("service names must be non-empty and contain no '/'");
+absl::StatusOr<std::vector<Instance>> Registry::List(const std::string& service,
+                                                     int64_t* revision) {
+  if (!ValidName(service))
+    return absl::InvalidArgumentError("service names must be non-empty and contain no '/'");
   const std::string prefix = Prefix(service);
   auto response = client_->GetPrefix(prefix);
   if (!response.ok()) return response.status();
@@ -40,8 +47,9 @@ absl::StatusOr<std::vector<Instance>> Registry::List(const std::string& service,
   return instances;
 }
 
-absl::StatusOr<std::unique_ptr<Watch>> Registry::WatchService(const std::string& service, std::vector<Instance>* initial,
-                                                       ChangeHandler on_change) {
+absl::StatusOr<std::unique_ptr<Watch>> Registry::WatchService(const std::string& service,
+                                                              std::vector<Instance>* initial,
+                                                              ChangeHandler on_change) {
   int64_t revision = 0;
   auto listed = List(service, &revision);
   if (!listed.ok()) return listed.status();
@@ -51,11 +59,12 @@ absl::StatusOr<std::unique_ptr<Watch>> Registry::WatchService(const std::string&
   request.set_key(prefix);
   request.set_range_end(PrefixEnd(prefix));
   request.set_start_revision(revision + 1);  // exactly the changes after the listed view
-  return client_->StartWatch(request, [prefix, service, on_change](const etcdserverpb::WatchResponse& response) {
-    for (const auto& e : response.events()) {
-      on_change(FromKey(prefix, service, e.kv()), e.type() == mvccpb::Event::PUT);
-    }
-  });
+  return client_->StartWatch(
+      request, [prefix, service, on_change](const etcdserverpb::WatchResponse& response) {
+        for (const auto& e : response.events()) {
+          on_change(FromKey(prefix, service, e.kv()), e.type() == mvccpb::Event::PUT);
+        }
+      });
 }
 
 }  // namespace leasehold

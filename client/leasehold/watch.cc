@@ -85,7 +85,8 @@ void Watch::Run() {
   done_.Notify();
 }
 
-bool Watch::RunStream(grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>* stream) {
+bool Watch::RunStream(
+    grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>* stream) {
   etcdserverpb::WatchRequest request;
   *request.mutable_create_request() = request_;
   {

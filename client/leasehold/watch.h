@@ -1,14 +1,14 @@
-// One watch, on its own thread and stream. Responses go to the handler in revision order, each event
-// once: when the stream breaks (member down, restarted, or without a leader for three election
-// timeouts — the stream requires one, as etcdctl's do) the watch reconnects, on the
-// next endpoint, from the revision after the last one it delivered, so the handler sees no gap and no
+// One watch, on its own thread and stream. Responses go to the handler in revision order, each
+// event once: when the stream breaks (member down, restarted, or without a leader for three
+// election timeouts — the stream requires one, as etcdctl's do) the watch reconnects, on the next
+// endpoint, from the revision after the last one it delivered, so the handler sees no gap and no
 // repeat. Fragmented responses are joined before delivery. The handler also receives the first
 // `created` response and progress notifications (no events; header.revision says all events up to
 // it were delivered).
 //
 // The watch ends when cancelled, when the object is destroyed, or when the server cancels it: the
-// server's canceled response is delivered to the handler as the last one (a compacted start revision
-// as etcd reports it: canceled, compact_revision set; Wait() then returns OutOfRange).
+// server's canceled response is delivered to the handler as the last one (a compacted start
+// revision as etcd reports it: canceled, compact_revision set; Wait() then returns OutOfRange).
 #pragma once
 
 #include <functional>
@@ -31,7 +31,8 @@ class Watch {
   using Handler = std::function<void(const etcdserverpb::WatchResponse&)>;
 
   // Use Client::StartWatch. `auth_token` (may be empty) goes with each stream as "token" metadata.
-  Watch(EndpointSet* endpoints, etcdserverpb::WatchCreateRequest request, Handler handler, std::string auth_token);
+  Watch(EndpointSet* endpoints, etcdserverpb::WatchCreateRequest request, Handler handler,
+        std::string auth_token);
   ~Watch();
   Watch(const Watch&) = delete;
   Watch& operator=(const Watch&) = delete;
@@ -48,7 +49,8 @@ class Watch {
  private:
   void Run();
   // Reads one stream until it breaks. Returns true when the watch is over.
-  bool RunStream(grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>* stream);
+  bool RunStream(
+      grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>* stream);
 
   EndpointSet* const endpoints_;
   const etcdserverpb::WatchCreateRequest request_;

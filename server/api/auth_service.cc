@@ -1,16 +1,15 @@
 #include "server/api/auth_service.h"
 
-
 #include <openssl/rand.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "server/auth/jwt_tokens.h"
-#include "server/observability/log.h"
-#include "server/auth/password.h"
-#include "server/api/propose_reactor.h"
-#include "common/status_macros.h"
 #include "common/etcd_errors.h"
+#include "common/status_macros.h"
+#include "server/api/propose_reactor.h"
+#include "server/auth/jwt_tokens.h"
+#include "server/auth/password.h"
+#include "server/observability/log.h"
 
 namespace leasehold::server {
 namespace {
@@ -19,7 +18,8 @@ namespace {
 absl::StatusOr<std::string> NewSimpleToken(int64_t unique) {
   static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
   unsigned char random[16];
-  if (RAND_bytes(random, sizeof random) != 1) return absl::InternalError("no randomness for a token");
+  if (RAND_bytes(random, sizeof random) != 1)
+    return absl::InternalError("no randomness for a token");
   std::string token;
   for (unsigned char byte : random) token.push_back(kLetters[byte % 52]);
   return absl::StrCat(token, ".", unique);
@@ -27,7 +27,8 @@ absl::StatusOr<std::string> NewSimpleToken(int64_t unique) {
 
 // The hash to store: the client's own when it sends one and no password (etcd 3.5's
 // hashedPassword), otherwise a fresh one of `password`.
-absl::StatusOr<std::string> HashToStore(const std::string& password, const std::string& given_hash, int cost) {
+absl::StatusOr<std::string> HashToStore(const std::string& password, const std::string& given_hash,
+                                        int cost) {
   if (!given_hash.empty() && password.empty()) return given_hash;
   return HashPassword(password, cost);
 }
@@ -59,22 +60,26 @@ absl::Status AuthService::ProposeAndWait(internalpb::InternalRequest entry) {
 
 template <typename Response>
 grpc::ServerUnaryReactor* AuthService::ProposeChange(grpc::CallbackServerContext* context,
-                                                     internalpb::AuthRequest change, Response* response) {
+                                                     internalpb::AuthRequest change,
+                                                     Response* response) {
   internalpb::InternalRequest entry;
   *entry.mutable_auth() = std::move(change);
-  return ProposeAndFinish(context, member_, std::move(entry), response, [](internalpb::InternalResponse&, Response*) {});
+  return ProposeAndFinish(context, member_, std::move(entry), response,
+                          [](internalpb::InternalResponse&, Response*) {});
 }
 
 template <typename Response, typename Serve>
-grpc::ServerUnaryReactor* AuthService::Query(grpc::CallbackServerContext* context, Response* response, Serve serve) {
+grpc::ServerUnaryReactor* AuthService::Query(grpc::CallbackServerContext* context,
+                                             Response* response, Serve serve) {
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  member_->proposer().ReadBarrier([this, reactor, response, serve, user = std::move(*user)](absl::Status barrier) {
-    if (barrier.ok()) barrier = serve(member_->state_machine().auth(), user);
-    if (barrier.ok()) member_->FillHeader(response->mutable_header());
-    reactor->Finish(ToGrpcStatus(barrier));
-  });
+  member_->proposer().ReadBarrier(
+      [this, reactor, response, serve, user = std::move(*user)](absl::Status barrier) {
+        if (barrier.ok()) barrier = serve(member_->state_machine().auth(), user);
+        if (barrier.ok()) member_->FillHeader(response->mutable_header());
+        reactor->Finish(ToGrpcStatus(barrier));
+      });
   return reactor;
 }
 
@@ -107,18 +112,21 @@ grpc::ServerUnaryReactor* AuthService::AuthStatus(grpc::CallbackServerContext* c
   });
 }
 
-grpc::ServerUnaryReactor* AuthService::Authenticate(grpc::CallbackServerContext* context,
-                                                    const etcdserverpb::AuthenticateRequest* request,
-                                                    etcdserverpb::AuthenticateResponse* response) {
+grpc::ServerUnaryReactor* AuthService::Authenticate(
+    grpc::CallbackServerContext* context, const etcdserverpb::AuthenticateRequest* request,
+    etcdserverpb::AuthenticateResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  if (!member_->state_machine().auth().enabled()) return FinishNow(context, errors::AuthNotEnabled());
-  return calls_->Unary(context, [this, request, response](Client&, const CancellationToken& cancel) {
+  if (!member_->state_machine().auth().enabled())
+    return FinishNow(context, errors::AuthNotEnabled());
+  return calls_->Unary(context, [this, request, response](Client&,
+                                                          const CancellationToken& cancel) {
     std::optional<authpb::User> user = member_->state_machine().auth().GetUser(request->name());
     bool matches = false;
     if (user && !user->options().no_password()) {
       matches = PasswordMatches(request->password(), user->password());
     } else {
-      PasswordMatches(request->password(), DecoyHash());  // the same work, whether or not the user exists
+      PasswordMatches(request->password(),
+                      DecoyHash());  // the same work, whether or not the user exists
     }
     if (!matches) {
       LogWarn("authentication failed", {{"user", request->name()}});
@@ -152,9 +160,11 @@ grpc::ServerUnaryReactor* AuthService::UserAdd(grpc::CallbackServerContext* cont
   if (!user.ok()) return FinishNow(context, user.status());
   // Refused before hashing, so that a caller without the root role cannot make us spend CPU; the
   // check is made again when the change is applied.
-  if (absl::Status st = member_->state_machine().auth().CheckAdmin(*user); !st.ok()) return FinishNow(context, st);
+  if (absl::Status st = member_->state_machine().auth().CheckAdmin(*user); !st.ok())
+    return FinishNow(context, st);
   if (request->name().empty()) return FinishNow(context, errors::UserEmpty());
-  return calls_->Unary(context, [this, request, response, user = std::move(*user)](Client&, const CancellationToken&) {
+  return calls_->Unary(context, [this, request, response, user = std::move(*user)](
+                                    Client&, const CancellationToken&) {
     internalpb::InternalRequest entry;
     entry.mutable_caller()->set_user(user);
     auto* add = entry.mutable_auth()->mutable_user_add();
@@ -162,7 +172,8 @@ grpc::ServerUnaryReactor* AuthService::UserAdd(grpc::CallbackServerContext* cont
     add->clear_password();
     add->clear_hashedpassword();
     if (!request->options().no_password()) {
-      auto hash = HashToStore(request->password(), request->hashedpassword(), member_->config().bcrypt_cost);
+      auto hash = HashToStore(request->password(), request->hashedpassword(),
+                              member_->config().bcrypt_cost);
       if (!hash.ok()) return ToGrpcStatus(hash.status());
       add->set_hashedpassword(*hash);
     }
@@ -172,20 +183,24 @@ grpc::ServerUnaryReactor* AuthService::UserAdd(grpc::CallbackServerContext* cont
   });
 }
 
-grpc::ServerUnaryReactor* AuthService::UserChangePassword(grpc::CallbackServerContext* context,
-                                                          const etcdserverpb::AuthUserChangePasswordRequest* request,
-                                                          etcdserverpb::AuthUserChangePasswordResponse* response) {
+grpc::ServerUnaryReactor* AuthService::UserChangePassword(
+    grpc::CallbackServerContext* context,
+    const etcdserverpb::AuthUserChangePasswordRequest* request,
+    etcdserverpb::AuthUserChangePasswordResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
-  if (absl::Status st = member_->state_machine().auth().CheckAdmin(*user); !st.ok()) return FinishNow(context, st);
-  return calls_->Unary(context, [this, request, response, user = std::move(*user)](Client&, const CancellationToken&) {
+  if (absl::Status st = member_->state_machine().auth().CheckAdmin(*user); !st.ok())
+    return FinishNow(context, st);
+  return calls_->Unary(context, [this, request, response, user = std::move(*user)](
+                                    Client&, const CancellationToken&) {
     internalpb::InternalRequest entry;
     entry.mutable_caller()->set_user(user);
     auto* change = entry.mutable_auth()->mutable_user_change_password();
     *change = *request;
     change->clear_password();
-    auto hash = HashToStore(request->password(), request->hashedpassword(), member_->config().bcrypt_cost);
+    auto hash =
+        HashToStore(request->password(), request->hashedpassword(), member_->config().bcrypt_cost);
     if (!hash.ok()) return ToGrpcStatus(hash.status());
     change->set_hashedpassword(*hash);
     if (absl::Status st = ProposeAndWait(std::move(entry)); !st.ok()) return ToGrpcStatus(st);
@@ -198,48 +213,50 @@ grpc::ServerUnaryReactor* AuthService::UserGet(grpc::CallbackServerContext* cont
                                                const etcdserverpb::AuthUserGetRequest* request,
                                                etcdserverpb::AuthUserGetResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  return Query(context, response, [request, response](const storage::AuthTable& auth, const std::string& caller) {
-    // A user may look themselves up; anyone else needs the root role.
-    if (request->name() != caller) RETURN_IF_ERROR(auth.CheckAdmin(caller));
-    std::optional<authpb::User> user = auth.GetUser(request->name());
-    if (!user) return errors::UserNotFound();
-    for (const auto& role : user->roles()) response->add_roles(role);
-    return absl::OkStatus();
-  });
+  return Query(context, response,
+               [request, response](const storage::AuthTable& auth, const std::string& caller) {
+                 // A user may look themselves up; anyone else needs the root role.
+                 if (request->name() != caller) RETURN_IF_ERROR(auth.CheckAdmin(caller));
+                 std::optional<authpb::User> user = auth.GetUser(request->name());
+                 if (!user) return errors::UserNotFound();
+                 for (const auto& role : user->roles()) response->add_roles(role);
+                 return absl::OkStatus();
+               });
 }
 
 grpc::ServerUnaryReactor* AuthService::UserList(grpc::CallbackServerContext* context,
                                                 const etcdserverpb::AuthUserListRequest* request,
                                                 etcdserverpb::AuthUserListResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  return Query(context, response, [response](const storage::AuthTable& auth, const std::string& caller) {
-    RETURN_IF_ERROR(auth.CheckAdmin(caller));
-    for (auto& name : auth.UserNames()) response->add_users(std::move(name));
-    return absl::OkStatus();
-  });
+  return Query(context, response,
+               [response](const storage::AuthTable& auth, const std::string& caller) {
+                 RETURN_IF_ERROR(auth.CheckAdmin(caller));
+                 for (auto& name : auth.UserNames()) response->add_users(std::move(name));
+                 return absl::OkStatus();
+               });
 }
 
-grpc::ServerUnaryReactor* AuthService::UserDelete(grpc::CallbackServerContext* context,
-                                                  const etcdserverpb::AuthUserDeleteRequest* request,
-                                                  etcdserverpb::AuthUserDeleteResponse* response) {
+grpc::ServerUnaryReactor* AuthService::UserDelete(
+    grpc::CallbackServerContext* context, const etcdserverpb::AuthUserDeleteRequest* request,
+    etcdserverpb::AuthUserDeleteResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_user_delete() = *request;
   return ProposeChange(context, std::move(change), response);
 }
 
-grpc::ServerUnaryReactor* AuthService::UserGrantRole(grpc::CallbackServerContext* context,
-                                                     const etcdserverpb::AuthUserGrantRoleRequest* request,
-                                                     etcdserverpb::AuthUserGrantRoleResponse* response) {
+grpc::ServerUnaryReactor* AuthService::UserGrantRole(
+    grpc::CallbackServerContext* context, const etcdserverpb::AuthUserGrantRoleRequest* request,
+    etcdserverpb::AuthUserGrantRoleResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_user_grant_role() = *request;
   return ProposeChange(context, std::move(change), response);
 }
 
-grpc::ServerUnaryReactor* AuthService::UserRevokeRole(grpc::CallbackServerContext* context,
-                                                      const etcdserverpb::AuthUserRevokeRoleRequest* request,
-                                                      etcdserverpb::AuthUserRevokeRoleResponse* response) {
+grpc::ServerUnaryReactor* AuthService::UserRevokeRole(
+    grpc::CallbackServerContext* context, const etcdserverpb::AuthUserRevokeRoleRequest* request,
+    etcdserverpb::AuthUserRevokeRoleResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_user_revoke_role() = *request;
@@ -259,41 +276,46 @@ grpc::ServerUnaryReactor* AuthService::RoleGet(grpc::CallbackServerContext* cont
                                                const etcdserverpb::AuthRoleGetRequest* request,
                                                etcdserverpb::AuthRoleGetResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  return Query(context, response, [request, response](const storage::AuthTable& auth, const std::string& caller) {
-    // A user may look up a role they hold; any other needs the root role.
-    std::optional<authpb::User> self = auth.GetUser(caller);
-    const bool holds = self && std::find(self->roles().begin(), self->roles().end(), request->role()) != self->roles().end();
-    if (!holds) RETURN_IF_ERROR(auth.CheckAdmin(caller));
-    std::optional<authpb::Role> role = auth.GetRole(request->role());
-    if (!role) return errors::RoleNotFound();
-    for (const auto& permission : role->keypermission()) *response->add_perm() = permission;
-    return absl::OkStatus();
-  });
+  return Query(context, response,
+               [request, response](const storage::AuthTable& auth, const std::string& caller) {
+                 // A user may look up a role they hold; any other needs the root role.
+                 std::optional<authpb::User> self = auth.GetUser(caller);
+                 const bool holds = self && std::find(self->roles().begin(), self->roles().end(),
+                                                      request->role()) != self->roles().end();
+                 if (!holds) RETURN_IF_ERROR(auth.CheckAdmin(caller));
+                 std::optional<authpb::Role> role = auth.GetRole(request->role());
+                 if (!role) return errors::RoleNotFound();
+                 for (const auto& permission : role->keypermission())
+                   *response->add_perm() = permission;
+                 return absl::OkStatus();
+               });
 }
 
 grpc::ServerUnaryReactor* AuthService::RoleList(grpc::CallbackServerContext* context,
                                                 const etcdserverpb::AuthRoleListRequest* request,
                                                 etcdserverpb::AuthRoleListResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  return Query(context, response, [response](const storage::AuthTable& auth, const std::string& caller) {
-    RETURN_IF_ERROR(auth.CheckAdmin(caller));
-    for (auto& name : auth.RoleNames()) response->add_roles(std::move(name));
-    return absl::OkStatus();
-  });
+  return Query(context, response,
+               [response](const storage::AuthTable& auth, const std::string& caller) {
+                 RETURN_IF_ERROR(auth.CheckAdmin(caller));
+                 for (auto& name : auth.RoleNames()) response->add_roles(std::move(name));
+                 return absl::OkStatus();
+               });
 }
 
-grpc::ServerUnaryReactor* AuthService::RoleDelete(grpc::CallbackServerContext* context,
-                                                  const etcdserverpb::AuthRoleDeleteRequest* request,
-                                                  etcdserverpb::AuthRoleDeleteResponse* response) {
+grpc::ServerUnaryReactor* AuthService::RoleDelete(
+    grpc::CallbackServerContext* context, const etcdserverpb::AuthRoleDeleteRequest* request,
+    etcdserverpb::AuthRoleDeleteResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_role_delete() = *request;
   return ProposeChange(context, std::move(change), response);
 }
 
-grpc::ServerUnaryReactor* AuthService::RoleGrantPermission(grpc::CallbackServerContext* context,
-                                                           const etcdserverpb::AuthRoleGrantPermissionRequest* request,
-                                                           etcdserverpb::AuthRoleGrantPermissionResponse* response) {
+grpc::ServerUnaryReactor* AuthService::RoleGrantPermission(
+    grpc::CallbackServerContext* context,
+    const etcdserverpb::AuthRoleGrantPermissionRequest* request,
+    etcdserverpb::AuthRoleGrantPermissionResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;
   *change.mutable_role_grant_permission() = *request;
@@ -301,7 +323,8 @@ grpc::ServerUnaryReactor* AuthService::RoleGrantPermission(grpc::CallbackServerC
 }
 
 grpc::ServerUnaryReactor* AuthService::RoleRevokePermission(
-    grpc::CallbackServerContext* context, const etcdserverpb::AuthRoleRevokePermissionRequest* request,
+    grpc::CallbackServerContext* context,
+    const etcdserverpb::AuthRoleRevokePermissionRequest* request,
     etcdserverpb::AuthRoleRevokePermissionResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::AuthRequest change;

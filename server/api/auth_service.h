@@ -24,57 +24,70 @@ class AuthService final : public etcdserverpb::Auth::CallbackService {
   // Lock and Election.
   AuthService(Member* member, BlockingCalls* calls, absl::Duration failure_delay);
 
-  grpc::ServerUnaryReactor* AuthEnable(grpc::CallbackServerContext* context, const etcdserverpb::AuthEnableRequest* request,
+  grpc::ServerUnaryReactor* AuthEnable(grpc::CallbackServerContext* context,
+                                       const etcdserverpb::AuthEnableRequest* request,
                                        etcdserverpb::AuthEnableResponse* response) override;
-  grpc::ServerUnaryReactor* AuthDisable(grpc::CallbackServerContext* context, const etcdserverpb::AuthDisableRequest* request,
+  grpc::ServerUnaryReactor* AuthDisable(grpc::CallbackServerContext* context,
+                                        const etcdserverpb::AuthDisableRequest* request,
                                         etcdserverpb::AuthDisableResponse* response) override;
-  grpc::ServerUnaryReactor* AuthStatus(grpc::CallbackServerContext* context, const etcdserverpb::AuthStatusRequest* request,
+  grpc::ServerUnaryReactor* AuthStatus(grpc::CallbackServerContext* context,
+                                       const etcdserverpb::AuthStatusRequest* request,
                                        etcdserverpb::AuthStatusResponse* response) override;
   grpc::ServerUnaryReactor* Authenticate(grpc::CallbackServerContext* context,
                                          const etcdserverpb::AuthenticateRequest* request,
                                          etcdserverpb::AuthenticateResponse* response) override;
-  grpc::ServerUnaryReactor* UserAdd(grpc::CallbackServerContext* context, const etcdserverpb::AuthUserAddRequest* request,
+  grpc::ServerUnaryReactor* UserAdd(grpc::CallbackServerContext* context,
+                                    const etcdserverpb::AuthUserAddRequest* request,
                                     etcdserverpb::AuthUserAddResponse* response) override;
-  grpc::ServerUnaryReactor* UserGet(grpc::CallbackServerContext* context, const etcdserverpb::AuthUserGetRequest* request,
+  grpc::ServerUnaryReactor* UserGet(grpc::CallbackServerContext* context,
+                                    const etcdserverpb::AuthUserGetRequest* request,
                                     etcdserverpb::AuthUserGetResponse* response) override;
-  grpc::ServerUnaryReactor* UserList(grpc::CallbackServerContext* context, const etcdserverpb::AuthUserListRequest* request,
+  grpc::ServerUnaryReactor* UserList(grpc::CallbackServerContext* context,
+                                     const etcdserverpb::AuthUserListRequest* request,
                                      etcdserverpb::AuthUserListResponse* response) override;
   grpc::ServerUnaryReactor* UserDelete(grpc::CallbackServerContext* context,
                                        const etcdserverpb::AuthUserDeleteRequest* request,
                                        etcdserverpb::AuthUserDeleteResponse* response) override;
-  grpc::ServerUnaryReactor* UserChangePassword(grpc::CallbackServerContext* context,
-                                               const etcdserverpb::AuthUserChangePasswordRequest* request,
-                                               etcdserverpb::AuthUserChangePasswordResponse* response) override;
-  grpc::ServerUnaryReactor* UserGrantRole(grpc::CallbackServerContext* context,
-                                          const etcdserverpb::AuthUserGrantRoleRequest* request,
-                                          etcdserverpb::AuthUserGrantRoleResponse* response) override;
-  grpc::ServerUnaryReactor* UserRevokeRole(grpc::CallbackServerContext* context,
-                                           const etcdserverpb::AuthUserRevokeRoleRequest* request,
-                                           etcdserverpb::AuthUserRevokeRoleResponse* response) override;
-  grpc::ServerUnaryReactor* RoleAdd(grpc::CallbackServerContext* context, const etcdserverpb::AuthRoleAddRequest* request,
+  grpc::ServerUnaryReactor* UserChangePassword(
+      grpc::CallbackServerContext* context,
+      const etcdserverpb::AuthUserChangePasswordRequest* request,
+      etcdserverpb::AuthUserChangePasswordResponse* response) override;
+  grpc::ServerUnaryReactor* UserGrantRole(
+      grpc::CallbackServerContext* context, const etcdserverpb::AuthUserGrantRoleRequest* request,
+      etcdserverpb::AuthUserGrantRoleResponse* response) override;
+  grpc::ServerUnaryReactor* UserRevokeRole(
+      grpc::CallbackServerContext* context, const etcdserverpb::AuthUserRevokeRoleRequest* request,
+      etcdserverpb::AuthUserRevokeRoleResponse* response) override;
+  grpc::ServerUnaryReactor* RoleAdd(grpc::CallbackServerContext* context,
+                                    const etcdserverpb::AuthRoleAddRequest* request,
                                     etcdserverpb::AuthRoleAddResponse* response) override;
-  grpc::ServerUnaryReactor* RoleGet(grpc::CallbackServerContext* context, const etcdserverpb::AuthRoleGetRequest* request,
+  grpc::ServerUnaryReactor* RoleGet(grpc::CallbackServerContext* context,
+                                    const etcdserverpb::AuthRoleGetRequest* request,
                                     etcdserverpb::AuthRoleGetResponse* response) override;
-  grpc::ServerUnaryReactor* RoleList(grpc::CallbackServerContext* context, const etcdserverpb::AuthRoleListRequest* request,
+  grpc::ServerUnaryReactor* RoleList(grpc::CallbackServerContext* context,
+                                     const etcdserverpb::AuthRoleListRequest* request,
                                      etcdserverpb::AuthRoleListResponse* response) override;
   grpc::ServerUnaryReactor* RoleDelete(grpc::CallbackServerContext* context,
                                        const etcdserverpb::AuthRoleDeleteRequest* request,
                                        etcdserverpb::AuthRoleDeleteResponse* response) override;
-  grpc::ServerUnaryReactor* RoleGrantPermission(grpc::CallbackServerContext* context,
-                                                const etcdserverpb::AuthRoleGrantPermissionRequest* request,
-                                                etcdserverpb::AuthRoleGrantPermissionResponse* response) override;
-  grpc::ServerUnaryReactor* RoleRevokePermission(grpc::CallbackServerContext* context,
-                                                 const etcdserverpb::AuthRoleRevokePermissionRequest* request,
-                                                 etcdserverpb::AuthRoleRevokePermissionResponse* response) override;
+  grpc::ServerUnaryReactor* RoleGrantPermission(
+      grpc::CallbackServerContext* context,
+      const etcdserverpb::AuthRoleGrantPermissionRequest* request,
+      etcdserverpb::AuthRoleGrantPermissionResponse* response) override;
+  grpc::ServerUnaryReactor* RoleRevokePermission(
+      grpc::CallbackServerContext* context,
+      const etcdserverpb::AuthRoleRevokePermissionRequest* request,
+      etcdserverpb::AuthRoleRevokePermissionResponse* response) override;
 
  private:
   // Proposes an auth change for the call's user and answers with just a header.
   template <typename Response>
-  grpc::ServerUnaryReactor* ProposeChange(grpc::CallbackServerContext* context, internalpb::AuthRequest change,
-                                          Response* response);
+  grpc::ServerUnaryReactor* ProposeChange(grpc::CallbackServerContext* context,
+                                          internalpb::AuthRequest change, Response* response);
   // Answers a query from the applied state once this member has caught up with the log.
   template <typename Response, typename Serve>
-  grpc::ServerUnaryReactor* Query(grpc::CallbackServerContext* context, Response* response, Serve serve);
+  grpc::ServerUnaryReactor* Query(grpc::CallbackServerContext* context, Response* response,
+                                  Serve serve);
   // Proposes `entry` and waits for it to be applied (on a BlockingCalls thread).
   [[nodiscard]] absl::Status ProposeAndWait(internalpb::InternalRequest entry);
   // A hash to check an unknown user's password against, so that the answer takes as long as for

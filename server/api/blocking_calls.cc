@@ -12,7 +12,8 @@ namespace {
 // and gRPC is done with the call.
 class ThreadedUnaryReactor final : public grpc::ServerUnaryReactor {
  public:
-  ThreadedUnaryReactor(BlockingCalls* calls, Client* client, BlockingCalls::Handler handler) : calls_(calls) {
+  ThreadedUnaryReactor(BlockingCalls* calls, Client* client, BlockingCalls::Handler handler)
+      : calls_(calls) {
     std::thread([this, client, handler = std::move(handler)] {
       Finish(handler(*client, source_.token()));
       calls_->Release();
@@ -32,7 +33,8 @@ class ThreadedUnaryReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
-std::shared_ptr<Client> BlockingCalls::CallerClient(const grpc::CallbackServerContext& context, Client& shared) {
+std::shared_ptr<Client> BlockingCalls::CallerClient(const grpc::CallbackServerContext& context,
+                                                    Client& shared) {
   std::string token = AuthTokenOf(context);
   if (token.empty()) return nullptr;
   return shared.WithAuthToken(std::move(token));
@@ -40,7 +42,8 @@ std::shared_ptr<Client> BlockingCalls::CallerClient(const grpc::CallbackServerCo
 
 void BlockingCalls::Drain() {
   absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(+[](int* running) { return *running == 0; }, &running_));
+  mu_.Await(absl::Condition(
+      +[](int* running) { return *running == 0; }, &running_));
 }
 
 Client* BlockingCalls::Acquire(grpc::Status* refusal) {
@@ -63,7 +66,8 @@ void BlockingCalls::Release() {
   --running_;
 }
 
-grpc::ServerUnaryReactor* BlockingCalls::Unary(grpc::CallbackServerContext* context, Handler handler) {
+grpc::ServerUnaryReactor* BlockingCalls::Unary(grpc::CallbackServerContext* context,
+                                               Handler handler) {
   grpc::Status refusal;
   Client* client = Acquire(&refusal);
   if (client == nullptr) {

@@ -1,4 +1,5 @@
-// The streaming half of BlockingCalls (a template, so it lives in a header); include blocking_calls.h.
+// The streaming half of BlockingCalls (a template, so it lives in a header); include
+// blocking_calls.h.
 #pragma once
 
 #include <deque>
@@ -8,16 +9,18 @@
 
 namespace leasehold::server {
 
-// A server-streaming call whose messages come from a handler running on its own thread. Writes go out
-// one at a time from a small queue; the handler blocks while the queue is full. Deleted when both the
-// handler has returned and gRPC is done with the call.
+// A server-streaming call whose messages come from a handler running on its own thread. Writes go
+// out one at a time from a small queue; the handler blocks while the queue is full. Deleted when
+// both the handler has returned and gRPC is done with the call.
 template <typename Message>
 class ThreadedWriteReactor final : public grpc::ServerWriteReactor<Message> {
  public:
-  ThreadedWriteReactor(BlockingCalls* calls, Client* client, typename BlockingCalls::StreamHandler<Message> handler)
+  ThreadedWriteReactor(BlockingCalls* calls, Client* client,
+                       typename BlockingCalls::StreamHandler<Message> handler)
       : calls_(calls) {
     std::thread([this, client, handler = std::move(handler)] {
-      grpc::Status status = handler(*client, source_.token(), [this](const Message& m) { return Write(m); });
+      grpc::Status status =
+          handler(*client, source_.token(), [this](const Message& m) { return Write(m); });
       {
         absl::MutexLock lock(&mu_);
         handler_done_ = true;
@@ -50,7 +53,9 @@ class ThreadedWriteReactor final : public grpc::ServerWriteReactor<Message> {
 
   bool Write(const Message& message) {
     absl::MutexLock lock(&mu_);
-    auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_.size() < kMaxQueued || broken_; };
+    auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return queue_.size() < kMaxQueued || broken_;
+    };
     mu_.Await(absl::Condition(&room));
     if (broken_ || source_.token().cancelled()) return false;
     queue_.push_back(message);
@@ -87,7 +92,8 @@ grpc::ServerWriteReactor<Message>* BlockingCalls::Stream(grpc::CallbackServerCon
   if (client == nullptr) {
     return new RefusedWriteReactor<Message>(refusal);
   }
-  return new ThreadedWriteReactor<Message>(this, client, ActAsCaller(*context, *client, std::move(handler)));
+  return new ThreadedWriteReactor<Message>(this, client,
+                                           ActAsCaller(*context, *client, std::move(handler)));
 }
 
 template <typename AnyHandler>
@@ -95,7 +101,8 @@ AnyHandler BlockingCalls::ActAsCaller(const grpc::CallbackServerContext& context
                                       AnyHandler handler) {
   std::shared_ptr<Client> own = CallerClient(context, shared);
   if (own == nullptr) return handler;
-  return [own, handler = std::move(handler)](Client&, const CancellationToken& cancel, auto&&... rest) {
+  return [own, handler = std::move(handler)](Client&, const CancellationToken& cancel,
+                                             auto&&... rest) {
     return handler(*own, cancel, std::forward<decltype(rest)>(rest)...);
   };
 }

@@ -8,7 +8,8 @@ namespace leasehold::server {
 std::string AuthTokenOf(const grpc::ServerContextBase& context) {
   const auto& metadata = context.client_metadata();
   for (const char* name : {"token", "authorization"}) {
-    if (auto it = metadata.find(name); it != metadata.end()) return std::string(it->second.data(), it->second.size());
+    if (auto it = metadata.find(name); it != metadata.end())
+      return std::string(it->second.data(), it->second.size());
   }
   return std::string();
 }

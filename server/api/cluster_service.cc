@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "server/api/caller.h"
-#include "common/url.h"
-#include "server/api/propose_reactor.h"
 #include "common/etcd_errors.h"
+#include "common/url.h"
+#include "server/api/caller.h"
+#include "server/api/propose_reactor.h"
 
 namespace leasehold::server {
 namespace {
@@ -23,10 +23,13 @@ void FillMembers(Member* member, Response* response) {
   FillMembersHeader(member, response);
 }
 
-// Peer URLs a member may be given: at least one, each a URL with a host and port the peers can dial.
-// (etcd 3.4 takes any list in MemberUpdate, even an empty one that leaves the member unreachable.)
+// Peer URLs a member may be given: at least one, each a URL with a host and port the peers can
+// dial. (etcd 3.4 takes any list in MemberUpdate, even an empty one that leaves the member
+// unreachable.)
 bool ValidPeerUrls(const google::protobuf::RepeatedPtrField<std::string>& urls) {
-  return !urls.empty() && std::all_of(urls.begin(), urls.end(), [](const std::string& url) { return HostPortOfUrl(url).ok(); });
+  return !urls.empty() && std::all_of(urls.begin(), urls.end(), [](const std::string& url) {
+    return HostPortOfUrl(url).ok();
+  });
 }
 
 // Whether this member has applied a change the leader answered for: always so when this member
@@ -37,11 +40,13 @@ bool AddAppliedHere(const storage::MemberTable& members, const etcdserverpb::Mem
 }
 // A removal by the removed set rather than by the id's absence: a member that has not yet applied
 // the id's addition does not list it either, but has not applied its removal.
-bool RemoveAppliedHere(const storage::MemberTable& members, const etcdserverpb::MemberRemoveRequest& request,
+bool RemoveAppliedHere(const storage::MemberTable& members,
+                       const etcdserverpb::MemberRemoveRequest& request,
                        const etcdserverpb::MemberRemoveResponse&) {
   return members.WasRemoved(request.id());
 }
-bool PromoteAppliedHere(const storage::MemberTable& members, const etcdserverpb::MemberPromoteRequest& request,
+bool PromoteAppliedHere(const storage::MemberTable& members,
+                        const etcdserverpb::MemberPromoteRequest& request,
                         const etcdserverpb::MemberPromoteResponse&) {
   std::optional<internalpb::MemberRecord> promoted = members.Find(request.id());
   return promoted.has_value() && !promoted->is_learner();
@@ -63,10 +68,12 @@ grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext
 template <typename Request, typename Response>
 grpc::ServerUnaryReactor* ClusterService::RouteToLeader(
     grpc::CallbackServerContext* context, const Request& request, Response* response,
-    void (LeaderRouter::*route)(const Request&, std::function<bool()>, Member::ChangeDone<Response>),
+    void (LeaderRouter::*route)(const Request&, std::function<bool()>,
+                                Member::ChangeDone<Response>),
     bool (*applied_here)(const storage::MemberTable&, const Request&, const Response&)) {
   // Membership changes are the root role's, while auth is enabled.
-  if (absl::Status st = CheckCallerIsAdmin(*member_, *context); !st.ok()) return FinishNow(context, st);
+  if (absl::Status st = CheckCallerIsAdmin(*member_, *context); !st.ok())
+    return FinishNow(context, st);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   (router_.*route)(
       request, [context] { return !context->IsCancelled(); },
@@ -87,7 +94,8 @@ grpc::ServerUnaryReactor* ClusterService::RouteToLeader(
           FillMembersHeader(member_, response);
           reactor->Finish(grpc::Status::OK);
         };
-        if (applied_here(member_->state_machine().members(), request, *response)) return finish(true);
+        if (applied_here(member_->state_machine().members(), request, *response))
+          return finish(true);
         member_->proposer().ReadBarrier([finish](absl::Status applied) { finish(applied.ok()); });
       });
   return reactor;
@@ -102,24 +110,26 @@ grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext*
   return RouteToLeader(context, *request, response, &LeaderRouter::AddMember, AddAppliedHere);
 }
 
-grpc::ServerUnaryReactor* ClusterService::MemberRemove(grpc::CallbackServerContext* context,
-                                                       const etcdserverpb::MemberRemoveRequest* request,
-                                                       etcdserverpb::MemberRemoveResponse* response) {
+grpc::ServerUnaryReactor* ClusterService::MemberRemove(
+    grpc::CallbackServerContext* context, const etcdserverpb::MemberRemoveRequest* request,
+    etcdserverpb::MemberRemoveResponse* response) {
   if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return RouteToLeader(context, *request, response, &LeaderRouter::RemoveMember, RemoveAppliedHere);
 }
 
-grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerContext* context,
-                                                       const etcdserverpb::MemberUpdateRequest* request,
-                                                       etcdserverpb::MemberUpdateResponse* response) {
+grpc::ServerUnaryReactor* ClusterService::MemberUpdate(
+    grpc::CallbackServerContext* context, const etcdserverpb::MemberUpdateRequest* request,
+    etcdserverpb::MemberUpdateResponse* response) {
   if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   // Permission first, as etcd: a caller without the root role learns nothing about members.
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
-  if (absl::Status st = member_->state_machine().auth().CheckAdmin(*user); !st.ok()) return FinishNow(context, st);
-  if (!member_->state_machine().members().Find(request->id())) return FinishNow(context, errors::MemberNotFound());
+  if (absl::Status st = member_->state_machine().auth().CheckAdmin(*user); !st.ok())
+    return FinishNow(context, st);
+  if (!member_->state_machine().members().Find(request->id()))
+    return FinishNow(context, errors::MemberNotFound());
   if (!ValidPeerUrls(request->peerurls())) return FinishNow(context, errors::MemberBadUrls());
   internalpb::InternalRequest entry;
   // The caller travels with the entry, so the root role is checked again in log order.
@@ -135,12 +145,13 @@ grpc::ServerUnaryReactor* ClusterService::MemberUpdate(grpc::CallbackServerConte
   return reactor;
 }
 
-grpc::ServerUnaryReactor* ClusterService::MemberPromote(grpc::CallbackServerContext* context,
-                                                        const etcdserverpb::MemberPromoteRequest* request,
-                                                        etcdserverpb::MemberPromoteResponse* response) {
+grpc::ServerUnaryReactor* ClusterService::MemberPromote(
+    grpc::CallbackServerContext* context, const etcdserverpb::MemberPromoteRequest* request,
+    etcdserverpb::MemberPromoteResponse* response) {
   if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  return RouteToLeader(context, *request, response, &LeaderRouter::PromoteLearner, PromoteAppliedHere);
+  return RouteToLeader(context, *request, response, &LeaderRouter::PromoteLearner,
+                       PromoteAppliedHere);
 }
 
 }  // namespace leasehold::server

@@ -18,7 +18,8 @@ class ClusterService final : public etcdserverpb::Cluster::CallbackService {
  public:
   enum class Port { kClient, kPeer };
   // On the peer port, every call is first put to `address_check` (not owned).
-  explicit ClusterService(Member* member, Port port = Port::kClient, PeerAddressCheck* address_check = nullptr)
+  explicit ClusterService(Member* member, Port port = Port::kClient,
+                          PeerAddressCheck* address_check = nullptr)
       : member_(member),
         port_(port),
         address_check_(address_check),
@@ -46,7 +47,8 @@ class ClusterService final : public etcdserverpb::Cluster::CallbackService {
   template <typename Request, typename Response>
   grpc::ServerUnaryReactor* RouteToLeader(
       grpc::CallbackServerContext* context, const Request& request, Response* response,
-      void (LeaderRouter::*route)(const Request&, std::function<bool()>, Member::ChangeDone<Response>),
+      void (LeaderRouter::*route)(const Request&, std::function<bool()>,
+                                  Member::ChangeDone<Response>),
       bool (*applied_here)(const storage::MemberTable&, const Request&, const Response&));
 
   // The peer port's check of the caller's certificate (OK on the client port).

@@ -16,15 +16,19 @@ class ElectionService final : public v3electionpb::Election::CallbackService {
  public:
   ElectionService(Member* member, BlockingCalls* calls) : member_(member), calls_(calls) {}
 
-  grpc::ServerUnaryReactor* Campaign(grpc::CallbackServerContext* context, const v3electionpb::CampaignRequest* request,
+  grpc::ServerUnaryReactor* Campaign(grpc::CallbackServerContext* context,
+                                     const v3electionpb::CampaignRequest* request,
                                      v3electionpb::CampaignResponse* response) override;
-  grpc::ServerUnaryReactor* Proclaim(grpc::CallbackServerContext* context, const v3electionpb::ProclaimRequest* request,
+  grpc::ServerUnaryReactor* Proclaim(grpc::CallbackServerContext* context,
+                                     const v3electionpb::ProclaimRequest* request,
                                      v3electionpb::ProclaimResponse* response) override;
-  grpc::ServerUnaryReactor* Leader(grpc::CallbackServerContext* context, const v3electionpb::LeaderRequest* request,
+  grpc::ServerUnaryReactor* Leader(grpc::CallbackServerContext* context,
+                                   const v3electionpb::LeaderRequest* request,
                                    v3electionpb::LeaderResponse* response) override;
-  grpc::ServerWriteReactor<v3electionpb::LeaderResponse>* Observe(grpc::CallbackServerContext* context,
-                                                                  const v3electionpb::LeaderRequest* request) override;
-  grpc::ServerUnaryReactor* Resign(grpc::CallbackServerContext* context, const v3electionpb::ResignRequest* request,
+  grpc::ServerWriteReactor<v3electionpb::LeaderResponse>* Observe(
+      grpc::CallbackServerContext* context, const v3electionpb::LeaderRequest* request) override;
+  grpc::ServerUnaryReactor* Resign(grpc::CallbackServerContext* context,
+                                   const v3electionpb::ResignRequest* request,
                                    v3electionpb::ResignResponse* response) override;
 
  private:

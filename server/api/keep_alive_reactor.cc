@@ -6,7 +6,8 @@
 
 namespace leasehold::server {
 
-KeepAliveReactor::KeepAliveReactor(Member* member, LeaderRouter* router) : member_(member), router_(router) {
+KeepAliveReactor::KeepAliveReactor(Member* member, LeaderRouter* router)
+    : member_(member), router_(router) {
   StartRead(&request_bytes_);
 }
 
@@ -28,7 +29,9 @@ void KeepAliveReactor::OnReadDone(bool ok) {
     MaybeFinishLocked();
     return;
   }
-  if (!grpc::SerializationTraits<etcdserverpb::LeaseKeepAliveRequest>::Deserialize(&request_bytes_, &request_).ok()) {
+  if (!grpc::SerializationTraits<etcdserverpb::LeaseKeepAliveRequest>::Deserialize(&request_bytes_,
+                                                                                   &request_)
+           .ok()) {
     // Answers to earlier requests still go out; then the stream ends with the error.
     reads_done_ = true;
     unparsed_ = true;
@@ -55,7 +58,8 @@ void KeepAliveReactor::OnAnswer(absl::StatusOr<etcdserverpb::LeaseKeepAliveRespo
   if (response.ok()) {
     member_->FillHeader(response->mutable_header());
     bool own_buffer;
-    if (!grpc::SerializationTraits<etcdserverpb::LeaseKeepAliveResponse>::Serialize(*response, &encoded, &own_buffer)
+    if (!grpc::SerializationTraits<etcdserverpb::LeaseKeepAliveResponse>::Serialize(
+             *response, &encoded, &own_buffer)
              .ok()) {
       response = absl::InternalError("cannot encode a keep-alive response");
     }

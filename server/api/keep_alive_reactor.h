@@ -4,10 +4,11 @@
 // carries the request's id, the granted TTL (0 for an unknown or expired lease; the stream stays
 // open, as etcd's does) and a header. A request that finds no leader sure of its leadership within
 // etcd's request timeout is left unanswered (a lease is never renewed by a member that might no
-// longer lead); the client renews again within a third of its TTL. On half-close the stream ends OK once every answer is written; after a request that
-// does not parse, it ends with INTERNAL as etcd's does (the stream is read as raw bytes because
-// gRPC's typed reader reports such a request as a half-close). Reading pauses while too many
-// answers wait, so a client that never reads cannot make the server buffer without bound.
+// longer lead); the client renews again within a third of its TTL. On half-close the stream ends OK
+// once every answer is written; after a request that does not parse, it ends with INTERNAL as
+// etcd's does (the stream is read as raw bytes because gRPC's typed reader reports such a request
+// as a half-close). Reading pauses while too many answers wait, so a client that never reads cannot
+// make the server buffer without bound.
 #pragma once
 
 #include <deque>
@@ -51,7 +52,7 @@ class KeepAliveReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;  // waiting requests stop waiting for a leader
-  bool unparsed_ ABSL_GUARDED_BY(mu_) = false;  // a request did not parse: reading stopped
+  bool unparsed_ ABSL_GUARDED_BY(mu_) = false;   // a request did not parse: reading stopped
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -17,8 +17,8 @@ grpc::ServerUnaryReactor* KvService::Range(grpc::CallbackServerContext* context,
   if (!user.ok()) return FinishNow(context, user.status());
   auto serve = [this, request, response, user = std::move(*user)]() -> absl::Status {
     // Checked when serving, so a linearizable read sees every permission change before it.
-    if (absl::Status st = member_->state_machine().auth().CheckRange(user, request->key(), request->range_end(),
-                                                                      storage::Access::kRead);
+    if (absl::Status st = member_->state_machine().auth().CheckRange(
+            user, request->key(), request->range_end(), storage::Access::kRead);
         !st.ok()) {
       return st;
     }
@@ -59,10 +59,11 @@ grpc::ServerUnaryReactor* KvService::DeleteRange(grpc::CallbackServerContext* co
   if (absl::Status st = ValidateDeleteRange(*request); !st.ok()) return FinishNow(context, st);
   internalpb::InternalRequest entry;
   *entry.mutable_delete_range() = *request;
-  return ProposeAndFinish(context, member_, std::move(entry), response,
-                          [](internalpb::InternalResponse& r, etcdserverpb::DeleteRangeResponse* out) {
-                            out->Swap(r.mutable_delete_range());
-                          });
+  return ProposeAndFinish(
+      context, member_, std::move(entry), response,
+      [](internalpb::InternalResponse& r, etcdserverpb::DeleteRangeResponse* out) {
+        out->Swap(r.mutable_delete_range());
+      });
 }
 
 grpc::ServerUnaryReactor* KvService::Txn(grpc::CallbackServerContext* context,
@@ -77,7 +78,8 @@ grpc::ServerUnaryReactor* KvService::Txn(grpc::CallbackServerContext* context,
     if (!user.ok()) return FinishNow(context, user.status());
     // Served like a linearizable Range: after the read barrier, from the applied state.
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    member_->proposer().ReadBarrier([this, reactor, request, response, user = std::move(*user)](absl::Status barrier) {
+    member_->proposer().ReadBarrier([this, reactor, request, response,
+                                     user = std::move(*user)](absl::Status barrier) {
       if (!barrier.ok()) return reactor->Finish(ToGrpcStatus(barrier));
       if (absl::Status st = member_->state_machine().CheckReadOnlyTxn(user, *request); !st.ok()) {
         return reactor->Finish(ToGrpcStatus(st));
@@ -105,10 +107,11 @@ grpc::ServerUnaryReactor* KvService::Compact(grpc::CallbackServerContext* contex
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   internalpb::InternalRequest entry;
   *entry.mutable_compaction() = *request;
-  return ProposeAndFinish(context, member_, std::move(entry), response,
-                          [](internalpb::InternalResponse& r, etcdserverpb::CompactionResponse* out) {
-                            out->Swap(r.mutable_compaction());
-                          });
+  return ProposeAndFinish(
+      context, member_, std::move(entry), response,
+      [](internalpb::InternalResponse& r, etcdserverpb::CompactionResponse* out) {
+        out->Swap(r.mutable_compaction());
+      });
 }
 
 }  // namespace leasehold::server

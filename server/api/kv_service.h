@@ -10,14 +10,17 @@ class KvService final : public etcdserverpb::KV::CallbackService {
  public:
   explicit KvService(Member* member) : member_(member) {}
 
-  grpc::ServerUnaryReactor* Range(grpc::CallbackServerContext* context, const etcdserverpb::RangeRequest* request,
+  grpc::ServerUnaryReactor* Range(grpc::CallbackServerContext* context,
+                                  const etcdserverpb::RangeRequest* request,
                                   etcdserverpb::RangeResponse* response) override;
-  grpc::ServerUnaryReactor* Put(grpc::CallbackServerContext* context, const etcdserverpb::PutRequest* request,
+  grpc::ServerUnaryReactor* Put(grpc::CallbackServerContext* context,
+                                const etcdserverpb::PutRequest* request,
                                 etcdserverpb::PutResponse* response) override;
   grpc::ServerUnaryReactor* DeleteRange(grpc::CallbackServerContext* context,
                                         const etcdserverpb::DeleteRangeRequest* request,
                                         etcdserverpb::DeleteRangeResponse* response) override;
-  grpc::ServerUnaryReactor* Txn(grpc::CallbackServerContext* context, const etcdserverpb::TxnRequest* request,
+  grpc::ServerUnaryReactor* Txn(grpc::CallbackServerContext* context,
+                                const etcdserverpb::TxnRequest* request,
                                 etcdserverpb::TxnResponse* response) override;
   grpc::ServerUnaryReactor* Compact(grpc::CallbackServerContext* context,
                                     const etcdserverpb::CompactionRequest* request,

@@ -1,8 +1,8 @@
 #include "server/api/lease_service.h"
 
+#include "common/etcd_errors.h"
 #include "server/api/keep_alive_reactor.h"
 #include "server/api/propose_reactor.h"
-#include "common/etcd_errors.h"
 
 namespace leasehold::server {
 
@@ -14,10 +14,11 @@ grpc::ServerUnaryReactor* LeaseService::LeaseGrant(grpc::CallbackServerContext* 
   *entry.mutable_lease_grant() = *request;
   // A server-chosen id is picked before proposing, so it travels in the log.
   if (request->id() == 0) entry.mutable_lease_grant()->set_id(member_->NextId());
-  return ProposeAndFinish(context, member_, std::move(entry), response,
-                          [](internalpb::InternalResponse& r, etcdserverpb::LeaseGrantResponse* out) {
-                            out->Swap(r.mutable_lease_grant());
-                          });
+  return ProposeAndFinish(
+      context, member_, std::move(entry), response,
+      [](internalpb::InternalResponse& r, etcdserverpb::LeaseGrantResponse* out) {
+        out->Swap(r.mutable_lease_grant());
+      });
 }
 
 grpc::ServerUnaryReactor* LeaseService::LeaseRevoke(grpc::CallbackServerContext* context,
@@ -25,13 +26,15 @@ grpc::ServerUnaryReactor* LeaseService::LeaseRevoke(grpc::CallbackServerContext*
                                                     etcdserverpb::LeaseRevokeResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   // Core leases timing blob leases are invisible to the etcd API (the expiry loop revokes them).
-  if (member_->state_machine().IsBlobCoreLease(request->id())) return FinishNow(context, errors::LeaseNotFound());
+  if (member_->state_machine().IsBlobCoreLease(request->id()))
+    return FinishNow(context, errors::LeaseNotFound());
   internalpb::InternalRequest entry;
   *entry.mutable_lease_revoke() = *request;
-  return ProposeAndFinish(context, member_, std::move(entry), response,
-                          [](internalpb::InternalResponse& r, etcdserverpb::LeaseRevokeResponse* out) {
-                            out->Swap(r.mutable_lease_revoke());
-                          });
+  return ProposeAndFinish(
+      context, member_, std::move(entry), response,
+      [](internalpb::InternalResponse& r, etcdserverpb::LeaseRevokeResponse* out) {
+        out->Swap(r.mutable_lease_revoke());
+      });
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* LeaseService::LeaseKeepAlive(
@@ -42,14 +45,15 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* LeaseService::Lease
   return new KeepAliveReactor(member_, &router_);
 }
 
-grpc::ServerUnaryReactor* LeaseService::LeaseTimeToLive(grpc::CallbackServerContext* context,
-                                                        const etcdserverpb::LeaseTimeToLiveRequest* request,
-                                                        etcdserverpb::LeaseTimeToLiveResponse* response) {
+grpc::ServerUnaryReactor* LeaseService::LeaseTimeToLive(
+    grpc::CallbackServerContext* context, const etcdserverpb::LeaseTimeToLiveRequest* request,
+    etcdserverpb::LeaseTimeToLiveResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   // The answer names the lease's keys: while auth is on, the caller must be allowed to read them.
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
-  if (absl::Status st = member_->state_machine().CheckLeaseKeysReadable(*user, request->id()); !st.ok()) {
+  if (absl::Status st = member_->state_machine().CheckLeaseKeysReadable(*user, request->id());
+      !st.ok()) {
     return FinishNow(context, st);
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();

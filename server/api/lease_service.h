@@ -1,5 +1,5 @@
-// etcdserverpb.Lease: grant and revoke are proposed; keep-alive, time-to-live and the lease list are
-// answered by the primary from its LeaseCollection.
+// etcdserverpb.Lease: grant and revoke are proposed; keep-alive, time-to-live and the lease list
+// are answered by the primary from its LeaseCollection.
 #pragma once
 
 #include "etcdserverpb/rpc.grpc.pb.h"
@@ -11,9 +11,11 @@ namespace leasehold::server {
 // LeaseKeepAlive is served raw, so that a request that does not parse ends the stream as etcd's
 // does (see KeepAliveReactor).
 using LeaseServiceBase = etcdserverpb::Lease::WithCallbackMethod_LeaseGrant<
-    etcdserverpb::Lease::WithCallbackMethod_LeaseRevoke<etcdserverpb::Lease::WithRawCallbackMethod_LeaseKeepAlive<
-        etcdserverpb::Lease::WithCallbackMethod_LeaseTimeToLive<
-            etcdserverpb::Lease::WithCallbackMethod_LeaseLeases<etcdserverpb::Lease::Service>>>>>;
+    etcdserverpb::Lease::WithCallbackMethod_LeaseRevoke<
+        etcdserverpb::Lease::WithRawCallbackMethod_LeaseKeepAlive<
+            etcdserverpb::Lease::WithCallbackMethod_LeaseTimeToLive<
+                etcdserverpb::Lease::WithCallbackMethod_LeaseLeases<
+                    etcdserverpb::Lease::Service>>>>>;
 
 class LeaseService final : public LeaseServiceBase {
  public:
@@ -26,10 +28,11 @@ class LeaseService final : public LeaseServiceBase {
   grpc::ServerUnaryReactor* LeaseRevoke(grpc::CallbackServerContext* context,
                                         const etcdserverpb::LeaseRevokeRequest* request,
                                         etcdserverpb::LeaseRevokeResponse* response) override;
-  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* LeaseKeepAlive(grpc::CallbackServerContext* context) override;
-  grpc::ServerUnaryReactor* LeaseTimeToLive(grpc::CallbackServerContext* context,
-                                            const etcdserverpb::LeaseTimeToLiveRequest* request,
-                                            etcdserverpb::LeaseTimeToLiveResponse* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* LeaseKeepAlive(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* LeaseTimeToLive(
+      grpc::CallbackServerContext* context, const etcdserverpb::LeaseTimeToLiveRequest* request,
+      etcdserverpb::LeaseTimeToLiveResponse* response) override;
   grpc::ServerUnaryReactor* LeaseLeases(grpc::CallbackServerContext* context,
                                         const etcdserverpb::LeaseLeasesRequest* request,
                                         etcdserverpb::LeaseLeasesResponse* response) override;

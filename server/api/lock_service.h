@@ -1,8 +1,8 @@
 // v3lockpb.Lock: etcd's lock service, for clients that speak gRPC but have no lock recipe of their
 // own. It runs the client library's Mutex against this member (through an in-process channel), so
-// its locks and those taken by `etcdctl lock` or leasehold::Mutex are the same locks. As etcd does, it
-// uses the caller's lease as it is (the caller keeps it alive), and a lease of 0 gets a fresh 60 s
-// lease.
+// its locks and those taken by `etcdctl lock` or leasehold::Mutex are the same locks. As etcd does,
+// it uses the caller's lease as it is (the caller keeps it alive), and a lease of 0 gets a fresh 60
+// s lease.
 #pragma once
 
 #include <memory>
@@ -17,9 +17,11 @@ class LockService final : public v3lockpb::Lock::CallbackService {
  public:
   LockService(Member* member, BlockingCalls* calls) : member_(member), calls_(calls) {}
 
-  grpc::ServerUnaryReactor* Lock(grpc::CallbackServerContext* context, const v3lockpb::LockRequest* request,
+  grpc::ServerUnaryReactor* Lock(grpc::CallbackServerContext* context,
+                                 const v3lockpb::LockRequest* request,
                                  v3lockpb::LockResponse* response) override;
-  grpc::ServerUnaryReactor* Unlock(grpc::CallbackServerContext* context, const v3lockpb::UnlockRequest* request,
+  grpc::ServerUnaryReactor* Unlock(grpc::CallbackServerContext* context,
+                                   const v3lockpb::UnlockRequest* request,
                                    v3lockpb::UnlockResponse* response) override;
 
  private:

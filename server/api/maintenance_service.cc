@@ -1,11 +1,11 @@
 #include "server/api/maintenance_service.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/api/grpc_status.h"
-#include "server/observability/log.h"
-#include "server/api/propose_reactor.h"
-#include "storage/backup/backup.h"
 #include "common/etcd_errors.h"
+#include "server/api/grpc_status.h"
+#include "server/api/propose_reactor.h"
+#include "server/observability/log.h"
+#include "storage/backup/backup.h"
 
 namespace leasehold::server {
 namespace {
@@ -53,11 +53,13 @@ grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext
   response->set_raftappliedindex(member_->proposer().applied_index());
   response->set_raftterm(member_->proposer().term());
   // etcdctl's "IS LEARNER" column: this member as the member table has it.
-  response->set_islearner(member_->state_machine().members().IsLearner(member_->config().member_id));
+  response->set_islearner(
+      member_->state_machine().members().IsLearner(member_->config().member_id));
   // etcd lists a missing leader and every raised alarm (in protobuf's text form) as errors.
   if (response->leader() == 0) response->add_errors(std::string(errors::NoLeader().message()));
   for (const auto& alarm : member_->state_machine().alarms().List(etcdserverpb::NONE)) {
-    response->add_errors(absl::StrCat("memberID:", alarm.memberid(), " alarm:", etcdserverpb::AlarmType_Name(alarm.alarm()), " "));
+    response->add_errors(absl::StrCat("memberID:", alarm.memberid(),
+                                      " alarm:", etcdserverpb::AlarmType_Name(alarm.alarm()), " "));
   }
   member_->FillHeader(response->mutable_header());
   return FinishNow(context, absl::OkStatus());
@@ -69,7 +71,8 @@ grpc::ServerUnaryReactor* MaintenanceService::Alarm(grpc::CallbackServerContext*
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   // etcd's Alarm answers carry no header (`etcdctl alarm list -w json` prints {} with no alarm).
   if (request->action() == etcdserverpb::AlarmRequest::GET) {
-    for (auto& alarm : member_->state_machine().alarms().List(request->alarm())) *response->add_alarms() = alarm;
+    for (auto& alarm : member_->state_machine().alarms().List(request->alarm()))
+      *response->add_alarms() = alarm;
     return FinishNow(context, absl::OkStatus());
   }
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
@@ -88,11 +91,12 @@ grpc::ServerUnaryReactor* MaintenanceService::Alarm(grpc::CallbackServerContext*
   return reactor;
 }
 
-grpc::ServerUnaryReactor* MaintenanceService::Defragment(grpc::CallbackServerContext* context,
-                                                         const etcdserverpb::DefragmentRequest* request,
-                                                         etcdserverpb::DefragmentResponse* response) {
+grpc::ServerUnaryReactor* MaintenanceService::Defragment(
+    grpc::CallbackServerContext* context, const etcdserverpb::DefragmentRequest* request,
+    etcdserverpb::DefragmentResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok())
+    return FinishNow(context, st);
   // Like etcd's, a defragmentation holds up its caller until done (here one gRPC worker thread, not
   // the member).
   absl::Status st = member_->engine().CompactAll();
@@ -103,7 +107,8 @@ grpc::ServerUnaryReactor* MaintenanceService::Hash(grpc::CallbackServerContext* 
                                                    const etcdserverpb::HashRequest* request,
                                                    etcdserverpb::HashResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok())
+    return FinishNow(context, st);
   auto hashed = member_->state_machine().HashAll();
   if (!hashed.ok()) return FinishNow(context, hashed.status());
   response->set_hash(*hashed);
@@ -115,7 +120,8 @@ grpc::ServerUnaryReactor* MaintenanceService::HashKV(grpc::CallbackServerContext
                                                      const etcdserverpb::HashKVRequest* request,
                                                      etcdserverpb::HashKVResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok())
+    return FinishNow(context, st);
   return FinishNow(context, AnswerHashKv(*member_, *request, response));
 }
 
@@ -141,17 +147,19 @@ grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* MaintenanceService::Sn
   return new SnapshotStream(member_);
 }
 
-grpc::ServerUnaryReactor* MaintenanceService::MoveLeader(grpc::CallbackServerContext* context,
-                                                         const etcdserverpb::MoveLeaderRequest* request,
-                                                         etcdserverpb::MoveLeaderResponse* response) {
+grpc::ServerUnaryReactor* MaintenanceService::MoveLeader(
+    grpc::CallbackServerContext* context, const etcdserverpb::MoveLeaderRequest* request,
+    etcdserverpb::MoveLeaderResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
-  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok()) return FinishNow(context, st);
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok())
+    return FinishNow(context, st);
   if (!member_->IsLeader()) return FinishNow(context, errors::NotLeader());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  member_->proposer().TransferLeadership(request->targetid(), [this, reactor, response](absl::Status st) {
-    member_->FillHeader(response->mutable_header());
-    reactor->Finish(ToGrpcStatus(st));
-  });
+  member_->proposer().TransferLeadership(request->targetid(),
+                                         [this, reactor, response](absl::Status st) {
+                                           member_->FillHeader(response->mutable_header());
+                                           reactor->Finish(ToGrpcStatus(st));
+                                         });
   return reactor;
 }
 

@@ -1,5 +1,5 @@
-// etcdserverpb.Maintenance (Status, Alarm, Defragment, Hash, HashKV, MoveLeader, Snapshot) for a member.
-// Methods not overridden answer UNIMPLEMENTED.
+// etcdserverpb.Maintenance (Status, Alarm, Defragment, Hash, HashKV, MoveLeader, Snapshot) for a
+// member. Methods not overridden answer UNIMPLEMENTED.
 #pragma once
 
 #include "etcdserverpb/rpc.grpc.pb.h"
@@ -10,16 +10,18 @@ namespace leasehold::server {
 // etcd's HashKV at request.revision() (0: the current one) from `member`'s applied history: the
 // client port's answer, and the peer port's (initial_corrupt_check.h).
 [[nodiscard]] absl::Status AnswerHashKv(Member& member, const etcdserverpb::HashKVRequest& request,
-                          etcdserverpb::HashKVResponse* response);
+                                        etcdserverpb::HashKVResponse* response);
 
 class MaintenanceService final : public etcdserverpb::Maintenance::CallbackService {
  public:
   explicit MaintenanceService(Member* member) : member_(member) {}
-  grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* context, const etcdserverpb::StatusRequest* request,
+  grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* context,
+                                   const etcdserverpb::StatusRequest* request,
                                    etcdserverpb::StatusResponse* response) override;
   // GET lists the raised alarms (of one type, or all for NONE) from this member's applied state;
   // ACTIVATE and DEACTIVATE go through the log and answer the alarm raised or cleared, as etcd's.
-  grpc::ServerUnaryReactor* Alarm(grpc::CallbackServerContext* context, const etcdserverpb::AlarmRequest* request,
+  grpc::ServerUnaryReactor* Alarm(grpc::CallbackServerContext* context,
+                                  const etcdserverpb::AlarmRequest* request,
                                   etcdserverpb::AlarmResponse* response) override;
   // Compacts this member's storage engine; answers when done.
   grpc::ServerUnaryReactor* Defragment(grpc::CallbackServerContext* context,
@@ -27,18 +29,22 @@ class MaintenanceService final : public etcdserverpb::Maintenance::CallbackServi
                                        etcdserverpb::DefragmentResponse* response) override;
   // This member's hash of its replicated state (storage::StateMachine::HashAll): members that have
   // applied the same entries agree. Not etcd's value, which hashes etcd's own file.
-  grpc::ServerUnaryReactor* Hash(grpc::CallbackServerContext* context, const etcdserverpb::HashRequest* request,
+  grpc::ServerUnaryReactor* Hash(grpc::CallbackServerContext* context,
+                                 const etcdserverpb::HashRequest* request,
                                  etcdserverpb::HashResponse* response) override;
   // etcd's HashKV (`etcdctl endpoint hashkv`): a hash of the versions kept up to a revision, which
   // every member computes alike once it has applied that revision; with etcd's errors for a
   // compacted or future revision.
-  grpc::ServerUnaryReactor* HashKV(grpc::CallbackServerContext* context, const etcdserverpb::HashKVRequest* request,
+  grpc::ServerUnaryReactor* HashKV(grpc::CallbackServerContext* context,
+                                   const etcdserverpb::HashKVRequest* request,
                                    etcdserverpb::HashKVResponse* response) override;
-  // Streams a backup of this member's replicated state (storage/backup/backup.h) in 64 KiB pieces, from one
-  // consistent view taken when the call starts: what `etcdctl snapshot save` writes to its file.
+  // Streams a backup of this member's replicated state (storage/backup/backup.h) in 64 KiB pieces,
+  // from one consistent view taken when the call starts: what `etcdctl snapshot save` writes to its
+  // file.
   grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* Snapshot(
       grpc::CallbackServerContext* context, const etcdserverpb::SnapshotRequest* request) override;
-  // Asks this member, which must be the leader, to hand leadership to `targetID`; answers once it has.
+  // Asks this member, which must be the leader, to hand leadership to `targetID`; answers once it
+  // has.
   grpc::ServerUnaryReactor* MoveLeader(grpc::CallbackServerContext* context,
                                        const etcdserverpb::MoveLeaderRequest* request,
                                        etcdserverpb::MoveLeaderResponse* response) override;

@@ -1,7 +1,7 @@
 #include "server/api/peer_service.h"
 
-#include "server/peer/peer_transport.h"
 #include "server/api/propose_reactor.h"
+#include "server/peer/peer_transport.h"
 
 namespace leasehold::server {
 namespace {
@@ -20,15 +20,18 @@ class DeliverReactor final : public grpc::ServerReadReactor<peerpb::MessageBatch
       return;
     }
     if (batch_.cluster_id() != cluster_id_) {
-      Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "leasehold: message from a member of another cluster"));
+      Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "leasehold: message from a member of another cluster"));
       return;
     }
     if (members_->WasRemoved(batch_.from())) {
-      Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(kRemovedMemberRefusal)));
+      Finish(
+          grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(kRemovedMemberRefusal)));
       return;
     }
-    std::vector<raftpb::Message> messages(std::make_move_iterator(batch_.mutable_messages()->begin()),
-                                          std::make_move_iterator(batch_.mutable_messages()->end()));
+    std::vector<raftpb::Message> messages(
+        std::make_move_iterator(batch_.mutable_messages()->begin()),
+        std::make_move_iterator(batch_.mutable_messages()->end()));
     batch_.Clear();
     node_->Receive(std::move(messages));
     StartRead(&batch_);
@@ -45,12 +48,15 @@ class DeliverReactor final : public grpc::ServerReadReactor<peerpb::MessageBatch
 // Reassembles one snapshot message from its chunks and hands it to the node loop whole.
 class SnapshotReactor final : public grpc::ServerReadReactor<peerpb::SnapshotChunk> {
  public:
-  SnapshotReactor(uint64_t cluster_id, NodeLoop* node) : cluster_id_(cluster_id), node_(node) { StartRead(&chunk_); }
+  SnapshotReactor(uint64_t cluster_id, NodeLoop* node) : cluster_id_(cluster_id), node_(node) {
+    StartRead(&chunk_);
+  }
 
   void OnReadDone(bool ok) override {
     if (!ok) {
       if (!has_message_) {
-        Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "leasehold: snapshot without its message"));
+        Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "leasehold: snapshot without its message"));
         return;
       }
       *message_.mutable_snapshot()->mutable_data() = std::move(data_);
@@ -59,8 +65,10 @@ class SnapshotReactor final : public grpc::ServerReadReactor<peerpb::SnapshotChu
       return;
     }
     if (chunk_.has_message()) {
-      if (has_message_ || chunk_.cluster_id() != cluster_id_ || chunk_.message().type() != raftpb::MSG_SNAPSHOT) {
-        Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "leasehold: unexpected snapshot chunk"));
+      if (has_message_ || chunk_.cluster_id() != cluster_id_ ||
+          chunk_.message().type() != raftpb::MSG_SNAPSHOT) {
+        Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                            "leasehold: unexpected snapshot chunk"));
         return;
       }
       message_ = std::move(*chunk_.mutable_message());
@@ -85,7 +93,8 @@ class SnapshotReactor final : public grpc::ServerReadReactor<peerpb::SnapshotChu
 template <typename Request, typename Response>
 grpc::ServerUnaryReactor* DecideChange(grpc::CallbackServerContext* context, const Request& request,
                                        Response* response, Member* member,
-                                       void (Member::*decide)(const Request&, Member::ChangeDone<Response>)) {
+                                       void (Member::*decide)(const Request&,
+                                                              Member::ChangeDone<Response>)) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   (member->*decide)(request, [reactor, response](absl::StatusOr<Response> answer) {
     if (answer.ok()) *response = std::move(*answer);
@@ -96,37 +105,39 @@ grpc::ServerUnaryReactor* DecideChange(grpc::CallbackServerContext* context, con
 
 }  // namespace
 
-grpc::ServerReadReactor<peerpb::SnapshotChunk>* PeerService::SendSnapshot(grpc::CallbackServerContext* context,
-                                                                          peerpb::DeliverAck* ack) {
+grpc::ServerReadReactor<peerpb::SnapshotChunk>* PeerService::SendSnapshot(
+    grpc::CallbackServerContext* context, peerpb::DeliverAck* ack) {
   if (absl::Status st = address_check_->Check(*context); !st.ok()) {
     return new RefusedReadReactor<peerpb::SnapshotChunk>(ToGrpcStatus(st));
   }
   return new SnapshotReactor(member_->config().cluster_id, node_);
 }
 
-grpc::ServerReadReactor<peerpb::MessageBatch>* PeerService::Deliver(grpc::CallbackServerContext* context,
-                                                                    peerpb::DeliverAck* ack) {
+grpc::ServerReadReactor<peerpb::MessageBatch>* PeerService::Deliver(
+    grpc::CallbackServerContext* context, peerpb::DeliverAck* ack) {
   if (absl::Status st = address_check_->Check(*context); !st.ok()) {
     return new RefusedReadReactor<peerpb::MessageBatch>(ToGrpcStatus(st));
   }
-  return new DeliverReactor(member_->config().cluster_id, &member_->state_machine().members(), node_);
+  return new DeliverReactor(member_->config().cluster_id, &member_->state_machine().members(),
+                            node_);
 }
 
-grpc::ServerUnaryReactor* PeerService::LeaseRenew(grpc::CallbackServerContext* context,
-                                                  const etcdserverpb::LeaseKeepAliveRequest* request,
-                                                  etcdserverpb::LeaseKeepAliveResponse* response) {
+grpc::ServerUnaryReactor* PeerService::LeaseRenew(
+    grpc::CallbackServerContext* context, const etcdserverpb::LeaseKeepAliveRequest* request,
+    etcdserverpb::LeaseKeepAliveResponse* response) {
   if (absl::Status st = address_check_->Check(*context); !st.ok()) return FinishNow(context, st);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  member_->RenewLease(*request, [reactor, response](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
-    if (answer.ok()) *response = std::move(*answer);
-    reactor->Finish(ToGrpcStatus(answer.status()));
-  });
+  member_->RenewLease(
+      *request, [reactor, response](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
+        if (answer.ok()) *response = std::move(*answer);
+        reactor->Finish(ToGrpcStatus(answer.status()));
+      });
   return reactor;
 }
 
-grpc::ServerUnaryReactor* PeerService::LeaseTimeToLive(grpc::CallbackServerContext* context,
-                                                       const etcdserverpb::LeaseTimeToLiveRequest* request,
-                                                       etcdserverpb::LeaseTimeToLiveResponse* response) {
+grpc::ServerUnaryReactor* PeerService::LeaseTimeToLive(
+    grpc::CallbackServerContext* context, const etcdserverpb::LeaseTimeToLiveRequest* request,
+    etcdserverpb::LeaseTimeToLiveResponse* response) {
   if (absl::Status st = address_check_->Check(*context); !st.ok()) return FinishNow(context, st);
   auto answer = member_->LeaseTimeToLive(*request);
   if (answer.ok()) *response = std::move(*answer);
@@ -140,16 +151,16 @@ grpc::ServerUnaryReactor* PeerService::MemberAdd(grpc::CallbackServerContext* co
   return DecideChange(context, *request, response, member_, &Member::AddMember);
 }
 
-grpc::ServerUnaryReactor* PeerService::MemberRemove(grpc::CallbackServerContext* context,
-                                                    const etcdserverpb::MemberRemoveRequest* request,
-                                                    etcdserverpb::MemberRemoveResponse* response) {
+grpc::ServerUnaryReactor* PeerService::MemberRemove(
+    grpc::CallbackServerContext* context, const etcdserverpb::MemberRemoveRequest* request,
+    etcdserverpb::MemberRemoveResponse* response) {
   if (absl::Status st = address_check_->Check(*context); !st.ok()) return FinishNow(context, st);
   return DecideChange(context, *request, response, member_, &Member::RemoveMember);
 }
 
-grpc::ServerUnaryReactor* PeerService::MemberPromote(grpc::CallbackServerContext* context,
-                                                     const etcdserverpb::MemberPromoteRequest* request,
-                                                     etcdserverpb::MemberPromoteResponse* response) {
+grpc::ServerUnaryReactor* PeerService::MemberPromote(
+    grpc::CallbackServerContext* context, const etcdserverpb::MemberPromoteRequest* request,
+    etcdserverpb::MemberPromoteResponse* response) {
   if (absl::Status st = address_check_->Check(*context); !st.ok()) return FinishNow(context, st);
   return DecideChange(context, *request, response, member_, &Member::PromoteLearner);
 }

@@ -22,9 +22,9 @@ class PeerService final : public peerpb::RaftPeer::CallbackService {
   grpc::ServerUnaryReactor* LeaseRenew(grpc::CallbackServerContext* context,
                                        const etcdserverpb::LeaseKeepAliveRequest* request,
                                        etcdserverpb::LeaseKeepAliveResponse* response) override;
-  grpc::ServerUnaryReactor* LeaseTimeToLive(grpc::CallbackServerContext* context,
-                                            const etcdserverpb::LeaseTimeToLiveRequest* request,
-                                            etcdserverpb::LeaseTimeToLiveResponse* response) override;
+  grpc::ServerUnaryReactor* LeaseTimeToLive(
+      grpc::CallbackServerContext* context, const etcdserverpb::LeaseTimeToLiveRequest* request,
+      etcdserverpb::LeaseTimeToLiveResponse* response) override;
   grpc::ServerUnaryReactor* MemberAdd(grpc::CallbackServerContext* context,
                                       const etcdserverpb::MemberAddRequest* request,
                                       etcdserverpb::MemberAddResponse* response) override;

@@ -9,7 +9,8 @@
 
 namespace leasehold::server {
 
-inline grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, const absl::Status& status) {
+inline grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
+                                           const absl::Status& status) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;

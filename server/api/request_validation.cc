@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "common/etcd_errors.h"
-#include "storage/mvcc/mvcc_store.h"
 #include "common/status_macros.h"
+#include "storage/mvcc/mvcc_store.h"
 
 namespace leasehold::server {
 namespace {
@@ -53,7 +53,8 @@ absl::Status CollectTouched(const Ops& ops, Touched* out) {
     if (op.has_request_put()) {
       if (!out->puts.insert(op.request_put().key()).second) return errors::DuplicateKey();
     } else if (op.has_request_delete_range()) {
-      out->deletes.emplace_back(op.request_delete_range().key(), op.request_delete_range().range_end());
+      out->deletes.emplace_back(op.request_delete_range().key(),
+                                op.request_delete_range().range_end());
     }
   }
   for (const auto& key : out->puts) {
@@ -70,13 +71,20 @@ absl::Status CollectTouched(const Ops& ops, Touched* out) {
 absl::Status ValidateOps(const Ops& ops, int max_ops) {
   for (const auto& op : ops) {
     switch (op.request_case()) {
-      case etcdserverpb::RequestOp::kRequestRange: RETURN_IF_ERROR(ValidateRange(op.request_range())); break;
-      case etcdserverpb::RequestOp::kRequestPut: RETURN_IF_ERROR(ValidatePut(op.request_put())); break;
+      case etcdserverpb::RequestOp::kRequestRange:
+        RETURN_IF_ERROR(ValidateRange(op.request_range()));
+        break;
+      case etcdserverpb::RequestOp::kRequestPut:
+        RETURN_IF_ERROR(ValidatePut(op.request_put()));
+        break;
       case etcdserverpb::RequestOp::kRequestDeleteRange:
         RETURN_IF_ERROR(ValidateDeleteRange(op.request_delete_range()));
         break;
-      case etcdserverpb::RequestOp::kRequestTxn: RETURN_IF_ERROR(ValidateTxn(op.request_txn(), max_ops)); break;
-      case etcdserverpb::RequestOp::REQUEST_NOT_SET: return errors::KeyNotFound();  // an empty op, as etcd answers it
+      case etcdserverpb::RequestOp::kRequestTxn:
+        RETURN_IF_ERROR(ValidateTxn(op.request_txn(), max_ops));
+        break;
+      case etcdserverpb::RequestOp::REQUEST_NOT_SET:
+        return errors::KeyNotFound();  // an empty op, as etcd answers it
     }
   }
   return absl::OkStatus();
@@ -102,7 +110,8 @@ absl::Status ValidateDeleteRange(const etcdserverpb::DeleteRangeRequest& request
 }
 
 absl::Status ValidateTxn(const etcdserverpb::TxnRequest& request, int max_ops) {
-  if (request.compare_size() > max_ops || request.success_size() > max_ops || request.failure_size() > max_ops) {
+  if (request.compare_size() > max_ops || request.success_size() > max_ops ||
+      request.failure_size() > max_ops) {
     return errors::TooManyOps();
   }
   for (const auto& compare : request.compare()) {

@@ -11,7 +11,8 @@ namespace leasehold::server {
 // count, and so does the call's done notification; the last to complete ends the stream.
 class StreamCall {
  public:
-  StreamCall(StreamQueues* owner, grpc::CompletionQueue* queue) : owner_(owner), queue_(queue), stream_(&context_) {
+  StreamCall(StreamQueues* owner, grpc::CompletionQueue* queue)
+      : owner_(owner), queue_(queue), stream_(&context_) {
     owner_->calls_.fetch_add(1, std::memory_order_relaxed);
     // Must be asked before the call is; it is delivered only for a call that was accepted.
     context_.AsyncNotifyWhenDone(&done_tag_);
@@ -25,7 +26,9 @@ class StreamCall {
   };
 
   void Bind(AsyncBidiReactor* reactor) { reactor_ = reactor; }
-  void Request() { owner_->request_(&context_, &stream_, queue_, owner_->announce_.get(), &accept_tag_); }
+  void Request() {
+    owner_->request_(&context_, &stream_, queue_, owner_->announce_.get(), &accept_tag_);
+  }
 
   void StartRead(grpc::ByteBuffer* buffer) {
     pending_.fetch_add(1, std::memory_order_relaxed);
@@ -79,7 +82,7 @@ class StreamCall {
   StreamQueues::Stream stream_;
   AsyncBidiReactor* reactor_ = nullptr;
   std::atomic<int> pending_{1};  // the done notification's, once the call is accepted
-  absl::Notification bound_;    // the handler is made
+  absl::Notification bound_;     // the handler is made
   Tag accept_tag_{this, &StreamCall::Accepted};
   Tag read_tag_{this, &StreamCall::ReadDone};
   Tag write_tag_{this, &StreamCall::WriteDone};
@@ -100,8 +103,8 @@ namespace {
 class NonPollingQueue final : public grpc::CompletionQueue {
  public:
   NonPollingQueue()
-      : grpc::CompletionQueue(grpc_completion_queue_attributes{GRPC_CQ_CURRENT_VERSION, GRPC_CQ_NEXT,
-                                                               GRPC_CQ_NON_POLLING, nullptr}) {}
+      : grpc::CompletionQueue(grpc_completion_queue_attributes{
+            GRPC_CQ_CURRENT_VERSION, GRPC_CQ_NEXT, GRPC_CQ_NON_POLLING, nullptr}) {}
 };
 
 // How often new calls are looked for: soon after one came, as streams tend to open in bursts;
@@ -165,11 +168,12 @@ void StreamQueues::DrainAnnouncements() {
 void StreamQueues::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  // grpc::Server::Shutdown returns once every call is gone, but the requests it refused may still be
-  // on their way through the announcing queue; a queue shut down under a handler's last operation
-  // would abort the process.
+  // grpc::Server::Shutdown returns once every call is gone, but the requests it refused may still
+  // be on their way through the announcing queue; a queue shut down under a handler's last
+  // operation would abort the process.
   if (!threads_.empty()) {
-    while (calls_.load(std::memory_order_acquire) > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (calls_.load(std::memory_order_acquire) > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   stop_announcing_.store(true, std::memory_order_release);
   announce_->Shutdown();

@@ -8,13 +8,14 @@
 // the server's time serving puts. Streams served here keep their pending operations on these
 // queues, spread over several, and unary calls stay on the callback API.
 //
-// The streams' queues do not poll: gRPC's own threads (the callback API's) read the sockets and hand
-// completions over. A thread waiting on a polling queue takes turns at polling with gRPC's threads,
-// and every unary call it happened to read then had to be handed back to them: one such thread cost
-// unary calls a quarter of their throughput. New calls must be announced on a polling queue
-// registered with the server; that one is looked at every 1 to 16 milliseconds instead of waited on
-// (soon after a call came, less often while none come), so a new stream's first response may come
-// that much later. Looking every millisecond still cost keep-alive streams 17% of their throughput.
+// The streams' queues do not poll: gRPC's own threads (the callback API's) read the sockets and
+// hand completions over. A thread waiting on a polling queue takes turns at polling with gRPC's
+// threads, and every unary call it happened to read then had to be handed back to them: one such
+// thread cost unary calls a quarter of their throughput. New calls must be announced on a polling
+// queue registered with the server; that one is looked at every 1 to 16 milliseconds instead of
+// waited on (soon after a call came, less often while none come), so a new stream's first response
+// may come that much later. Looking every millisecond still cost keep-alive streams 17% of their
+// throughput.
 #pragma once
 
 #include <atomic>
@@ -52,7 +53,8 @@ class AsyncBidiReactor {
  protected:
   // `buffer` must live until OnReadDone; a written buffer is copied (by reference to its slices).
   void StartRead(grpc::ByteBuffer* buffer);
-  void StartWrite(const grpc::ByteBuffer* buffer, grpc::WriteOptions options = grpc::WriteOptions());
+  void StartWrite(const grpc::ByteBuffer* buffer,
+                  grpc::WriteOptions options = grpc::WriteOptions());
   void Finish(grpc::Status status);
 
  private:
@@ -64,10 +66,12 @@ class StreamQueues {
   using Stream = grpc::ServerAsyncReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>;
   // Asks gRPC for the service's next call (a generated RequestX of a raw async method): `tag`
   // completes on `announce_queue` when one arrives, and the call's operations on `call_queue`.
-  using RequestCall = std::function<void(grpc::ServerContext* context, Stream* stream, grpc::CompletionQueue* call_queue,
+  using RequestCall = std::function<void(grpc::ServerContext* context, Stream* stream,
+                                         grpc::CompletionQueue* call_queue,
                                          grpc::ServerCompletionQueue* announce_queue, void* tag)>;
   // Makes the handler of an accepted call; `context` holds the client's metadata.
-  using MakeReactor = std::function<AsyncBidiReactor*(StreamCall* call, grpc::ServerContext& context)>;
+  using MakeReactor =
+      std::function<AsyncBidiReactor*(StreamCall* call, grpc::ServerContext& context)>;
 
   // Adds the queue announcing new calls to `builder`, and makes `queues` queues for the streams:
   // construct before the builder's BuildAndStart.
@@ -76,9 +80,9 @@ class StreamQueues {
 
   // After BuildAndStart: accepts calls, spread over the streams' queues, each served by a thread.
   void Start(RequestCall request, MakeReactor make);
-  // After grpc::Server::Shutdown, which ends every call, and before the server is destroyed (a request
-  // it refused still refers to it): waits until every stream is done, then shuts the queues down and
-  // joins their threads. Handlers must not start operations after their OnDone.
+  // After grpc::Server::Shutdown, which ends every call, and before the server is destroyed (a
+  // request it refused still refers to it): waits until every stream is done, then shuts the queues
+  // down and joins their threads. Handlers must not start operations after their OnDone.
   void Stop();
 
  private:

@@ -17,7 +17,8 @@ std::string RequestTypeOf(std::string_view method) {
   if (!method.empty() && method.front() == '/') method.remove_prefix(1);
   std::string dotted(method);
   if (const size_t slash = dotted.find('/'); slash != std::string::npos) dotted[slash] = '.';
-  const auto* descriptor = google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(dotted);
+  const auto* descriptor =
+      google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(dotted);
   return descriptor != nullptr ? descriptor->input_type()->full_name() : dotted;
 }
 
@@ -35,9 +36,10 @@ class UnmarshalErrorInterceptor final : public grpc::experimental::Interceptor {
     if (unparsed_ && methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS) &&
         methods->GetSendStatus().error_code() == grpc::StatusCode::UNIMPLEMENTED) {
       const std::string type_name = RequestTypeOf(method_);
-      methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INTERNAL,
-                                             unary_ ? "grpc: error unmarshalling request: not a valid " + type_name
-                                                    : StreamUnmarshalError(type_name)));
+      methods->ModifySendStatus(
+          grpc::Status(grpc::StatusCode::INTERNAL,
+                       unary_ ? "grpc: error unmarshalling request: not a valid " + type_name
+                              : StreamUnmarshalError(type_name)));
     }
     methods->Proceed();
   }
@@ -48,9 +50,11 @@ class UnmarshalErrorInterceptor final : public grpc::experimental::Interceptor {
   bool unparsed_ = false;
 };
 
-class UnmarshalErrorInterceptorFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+class UnmarshalErrorInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
     using Type = grpc::experimental::ServerRpcInfo::Type;
     if (info->type() != Type::UNARY && info->type() != Type::SERVER_STREAMING) return nullptr;
     return new UnmarshalErrorInterceptor(info->method(), info->type() == Type::UNARY);
@@ -63,7 +67,8 @@ std::string StreamUnmarshalError(std::string_view type_name) {
   return "grpc: failed to unmarshal the received message not a valid " + std::string(type_name);
 }
 
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewUnmarshalErrorInterceptorFactory() {
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+NewUnmarshalErrorInterceptorFactory() {
   return std::make_unique<UnmarshalErrorInterceptorFactory>();
 }
 

@@ -15,7 +15,8 @@
 
 namespace leasehold::server {
 
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewUnmarshalErrorInterceptorFactory();
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+NewUnmarshalErrorInterceptorFactory();
 
 // etcd's text for a stream's message that does not parse as `type_name` (a full protobuf name).
 std::string StreamUnmarshalError(std::string_view type_name);

@@ -14,7 +14,9 @@ constexpr int kStreamQueues = 8;
 // A stream refused before it starts (Member::LearnerRefusal): finishes at once, reading nothing.
 class RefusedStream final : public AsyncBidiReactor {
  public:
-  RefusedStream(StreamCall* call, grpc::Status status) : AsyncBidiReactor(call) { Finish(std::move(status)); }
+  RefusedStream(StreamCall* call, grpc::Status status) : AsyncBidiReactor(call) {
+    Finish(std::move(status));
+  }
   void OnReadDone(bool) override {}
   void OnWriteDone(bool) override {}
   void OnDone() override { delete this; }
@@ -46,18 +48,20 @@ WatchService::~WatchService() {
 
 void WatchService::Start() {
   streams_.Start(
-      [this](grpc::ServerContext* context, StreamQueues::Stream* stream, grpc::CompletionQueue* call_queue,
-             grpc::ServerCompletionQueue* announce_queue, void* tag) {
-        RequestWatch(context, stream, call_queue, announce_queue, tag);
-      },
+      [this](grpc::ServerContext* context, StreamQueues::Stream* stream,
+             grpc::CompletionQueue* call_queue, grpc::ServerCompletionQueue* announce_queue,
+             void* tag) { RequestWatch(context, stream, call_queue, announce_queue, tag); },
       [this](StreamCall* call, grpc::ServerContext& context) -> AsyncBidiReactor* {
-        if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return new RefusedStream(call, ToGrpcStatus(st));
+        if (absl::Status st = member_->LearnerRefusal(); !st.ok())
+          return new RefusedStream(call, ToGrpcStatus(st));
         const auto& metadata = context.client_metadata();
         auto it = metadata.find("hasleader");
         const bool require_leader = it != metadata.end() && it->second == "true";
         // The certificate's name is looked up once per stream, and only where it can matter.
-        std::string cert_user = member_->config().client_cert_auth ? CertUserOf(context) : std::string();
-        return new WatchStream(call, member_, hub_, require_leader, AuthTokenOf(context), std::move(cert_user));
+        std::string cert_user =
+            member_->config().client_cert_auth ? CertUserOf(context) : std::string();
+        return new WatchStream(call, member_, hub_, require_leader, AuthTokenOf(context),
+                               std::move(cert_user));
       });
 }
 

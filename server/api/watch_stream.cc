@@ -8,10 +8,14 @@
 
 namespace leasehold::server {
 
-WatchStream::WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader, std::string auth_token,
-                         std::string cert_user)
+WatchStream::WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader,
+                         std::string auth_token, std::string cert_user)
     : AsyncBidiReactor(call),
-      member_(member), hub_(hub), require_leader_(require_leader), auth_token_(std::move(auth_token)), cert_user_(std::move(cert_user)) {
+      member_(member),
+      hub_(hub),
+      require_leader_(require_leader),
+      auth_token_(std::move(auth_token)),
+      cert_user_(std::move(cert_user)) {
   hub_->OpenStream(this);
   StartRead(&request_bytes_);
 }
@@ -30,9 +34,12 @@ etcdserverpb::WatchResponse WatchStream::Response(int64_t watch_id, int64_t revi
 
 void WatchStream::OnReadDone(bool ok) {
   if (!ok) return;  // half-closed or cancelled; events keep flowing until the client cancels
-  if (!grpc::SerializationTraits<etcdserverpb::WatchRequest>::Deserialize(&request_bytes_, &request_).ok()) {
+  if (!grpc::SerializationTraits<etcdserverpb::WatchRequest>::Deserialize(&request_bytes_,
+                                                                          &request_)
+           .ok()) {
     // etcd ends the stream on a request it cannot read, with gRPC's INTERNAL.
-    End(grpc::Status(grpc::StatusCode::INTERNAL, StreamUnmarshalError("etcdserverpb.WatchRequest")));
+    End(grpc::Status(grpc::StatusCode::INTERNAL,
+                     StreamUnmarshalError("etcdserverpb.WatchRequest")));
     return;
   }
   switch (request_.request_union_case()) {
@@ -53,7 +60,8 @@ void WatchStream::OnReadDone(bool ok) {
 }
 
 absl::Status WatchStream::CheckPermitted(const etcdserverpb::WatchCreateRequest& create) const {
-  absl::StatusOr<std::string> user = member_->AuthenticatedUser(auth_token_, [this] { return cert_user_; });
+  absl::StatusOr<std::string> user =
+      member_->AuthenticatedUser(auth_token_, [this] { return cert_user_; });
   if (!user.ok()) return user.status();
   const storage::AuthTable& auth = member_->state_machine().auth();
   if (!auth.enabled()) return absl::OkStatus();
@@ -84,7 +92,8 @@ void WatchStream::HandleCreate(const etcdserverpb::WatchCreateRequest& create) {
   if (!range_end.empty() && range_end != std::string_view("\0", 1) && key >= range_end) {
     return RefuseCreate(-1, "mvcc: watcher range is empty");
   }
-  if (id != 0 && ids_.contains(id)) return RefuseCreate(-1, "mvcc: duplicate watch ID provided on the WatchStream");
+  if (id != 0 && ids_.contains(id))
+    return RefuseCreate(-1, "mvcc: duplicate watch ID provided on the WatchStream");
   if (id == 0) {
     while (ids_.contains(next_id_)) ++next_id_;
     id = next_id_++;
@@ -136,12 +145,14 @@ void WatchStream::HandleCancel(int64_t watch_id) {
   Enqueue(response);
 }
 
-bool WatchStream::Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) {
+bool WatchStream::Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events,
+                          int64_t revision) {
   absl::MutexLock lock(&mu_);
   return DeliverLocked(spec, std::move(events), revision);
 }
 
-bool WatchStream::DeliverShared(const WatchSpec& spec, const SharedEvents& events, int64_t revision) {
+bool WatchStream::DeliverShared(const WatchSpec& spec, const SharedEvents& events,
+                                int64_t revision) {
   absl::MutexLock lock(&mu_);
   if (cancelled_) return true;  // as in DeliverLocked
   if (queue_.size() >= kMaxQueued) {
@@ -163,7 +174,8 @@ bool WatchStream::DeliverShared(const WatchSpec& spec, const SharedEvents& event
   char id_field[1 + 10];  // a tag byte and a varint of at most 10 bytes
   size_t id_size = 0;
   if (spec.watch_id != 0) {
-    id_field[0] = static_cast<char>((etcdserverpb::WatchResponse::kWatchIdFieldNumber << 3) | 0);  // varint
+    id_field[0] =
+        static_cast<char>((etcdserverpb::WatchResponse::kWatchIdFieldNumber << 3) | 0);  // varint
     uint8_t* end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(
         static_cast<uint64_t>(spec.watch_id), reinterpret_cast<uint8_t*>(id_field + 1));
     id_size = static_cast<size_t>(reinterpret_cast<char*>(end) - id_field);
@@ -192,7 +204,8 @@ const grpc::Slice& WatchStream::HeaderFieldLocked(int64_t revision) {
   return header_field_;
 }
 
-bool WatchStream::DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) {
+bool WatchStream::DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event> events,
+                                int64_t revision) {
   if (cancelled_) return true;  // nobody to deliver to; the hub forgets us in OnDone
   if (queue_.size() >= kMaxQueued) {
     refused_ = true;
@@ -214,7 +227,8 @@ bool WatchStream::DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event
   for (auto& e : *response.mutable_events()) {
     const size_t event_size = e.ByteSizeLong();
     // Field tag, length and the event itself, as the event adds them to the response.
-    const size_t added = 1 + google::protobuf::io::CodedOutputStream::VarintSize64(event_size) + event_size;
+    const size_t added =
+        1 + google::protobuf::io::CodedOutputStream::VarintSize64(event_size) + event_size;
     if (piece.events_size() > 0 && size + added >= limit) {
       EnqueueLocked(piece);
       piece = Response(spec.watch_id, revision);
@@ -240,7 +254,8 @@ void WatchStream::Compacted(int64_t watch_id, int64_t compact_revision) {
   EnqueueLocked(CompactedResponse(watch_id, compact_revision));
 }
 
-etcdserverpb::WatchResponse WatchStream::CompactedResponse(int64_t watch_id, int64_t compact_revision) const {
+etcdserverpb::WatchResponse WatchStream::CompactedResponse(int64_t watch_id,
+                                                           int64_t compact_revision) const {
   etcdserverpb::WatchResponse response = Response(watch_id, 0);
   // etcd's cancel for a compacted watcher names no revision in its header.
   response.mutable_header()->set_revision(0);
@@ -258,7 +273,10 @@ void WatchStream::EnqueueLocked(const etcdserverpb::WatchResponse& response) {
   if (cancelled_) return;
   grpc::ByteBuffer bytes;
   bool own_buffer = false;
-  if (!grpc::SerializationTraits<etcdserverpb::WatchResponse>::Serialize(response, &bytes, &own_buffer).ok()) return;
+  if (!grpc::SerializationTraits<etcdserverpb::WatchResponse>::Serialize(response, &bytes,
+                                                                         &own_buffer)
+           .ok())
+    return;
   EnqueueBytesLocked(std::move(bytes));
 }
 
@@ -273,7 +291,8 @@ void WatchStream::WriteNextLocked() {
   // With more responses queued behind this one, let gRPC hold it and send them together (one frame
   // write for many responses when a put fans out to many watchers of this stream); the last queued
   // response goes without the hint, which flushes the lot.
-  StartWrite(&queue_.front(), queue_.size() > 1 ? grpc::WriteOptions().set_buffer_hint() : grpc::WriteOptions());
+  StartWrite(&queue_.front(),
+             queue_.size() > 1 ? grpc::WriteOptions().set_buffer_hint() : grpc::WriteOptions());
 }
 
 void WatchStream::OnWriteDone(bool ok) {

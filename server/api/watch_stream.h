@@ -1,7 +1,7 @@
 // One Watch stream: creates and cancels watchers on request, and writes their responses in order.
-// Responses queue per stream; past kMaxQueued the hub stops delivering and replays from history once
-// the queue has half drained. A client's half-close leaves the stream open, as etcd's does, until the
-// client cancels it.
+// Responses queue per stream; past kMaxQueued the hub stops delivering and replays from history
+// once the queue has half drained. A client's half-close leaves the stream open, as etcd's does,
+// until the client cancels it.
 #pragma once
 
 #include <deque>
@@ -10,24 +10,25 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "etcdserverpb/rpc.pb.h"
-#include "server/member/member.h"
 #include "server/api/stream_queues.h"
+#include "server/member/member.h"
 #include "server/watch/watch_hub.h"
 
 namespace leasehold::server {
 
-// The stream is served raw (serialised bytes both ways), so that a response can be put together from
-// slices shared with other watchers' responses (SharedEvents) instead of a message of its own; and
-// from StreamQueues, so that thousands of open streams do not slow every other call down.
+// The stream is served raw (serialised bytes both ways), so that a response can be put together
+// from slices shared with other watchers' responses (SharedEvents) instead of a message of its own;
+// and from StreamQueues, so that thousands of open streams do not slow every other call down.
 class WatchStream final : public AsyncBidiReactor, public WatchSink {
  public:
-  // `require_leader`: the client sent etcd's "hasleader: true" metadata (clientv3.WithRequireLeader,
-  // as `etcdctl watch` does): the stream ends with "etcdserver: no leader" when this member loses
-  // its leader for a while, so the client moves to another member instead of waiting in silence.
-  // `auth_token`: the stream's token (etcd's v3 auth), checked with each watch created on it;
-  // `cert_user`: its client certificate's common name (Member::AuthenticatedUser).
-  WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader, std::string auth_token,
-              std::string cert_user);
+  // `require_leader`: the client sent etcd's "hasleader: true" metadata
+  // (clientv3.WithRequireLeader, as `etcdctl watch` does): the stream ends with "etcdserver: no
+  // leader" when this member loses its leader for a while, so the client moves to another member
+  // instead of waiting in silence. `auth_token`: the stream's token (etcd's v3 auth), checked with
+  // each watch created on it; `cert_user`: its client certificate's common name
+  // (Member::AuthenticatedUser).
+  WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader,
+              std::string auth_token, std::string cert_user);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -52,7 +53,8 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
   bool DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Enqueue(const etcdserverpb::WatchResponse& response);
-  void EnqueueLocked(const etcdserverpb::WatchResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EnqueueLocked(const etcdserverpb::WatchResponse& response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EnqueueBytesLocked(grpc::ByteBuffer bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The encoded `header` field (tag, length, header) of a response at `revision`; reused while the
   // header stays the same, as it does across one publish's watchers.
@@ -79,7 +81,8 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
   bool refused_ ABSL_GUARDED_BY(mu_) = false;  // a delivery was refused: catch up once half drained
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::Status final_status_ ABSL_GUARDED_BY(mu_){grpc::StatusCode::CANCELLED, "watch stream cancelled"};
+  grpc::Status final_status_ ABSL_GUARDED_BY(mu_){grpc::StatusCode::CANCELLED,
+                                                  "watch stream cancelled"};
   const bool require_leader_;
   const std::string auth_token_;
   const std::string cert_user_;  // the client certificate's common name (CertUserOf)

@@ -32,10 +32,10 @@ struct Method {
 };
 
 constexpr Method kMethods[] = {
-    {"RS256", Kind::kRsa, EVP_sha256, 0},     {"RS384", Kind::kRsa, EVP_sha384, 0},
-    {"RS512", Kind::kRsa, EVP_sha512, 0},     {"PS256", Kind::kRsaPss, EVP_sha256, 0},
-    {"PS384", Kind::kRsaPss, EVP_sha384, 0},  {"PS512", Kind::kRsaPss, EVP_sha512, 0},
-    {"ES256", Kind::kEcdsa, EVP_sha256, 32},  {"ES384", Kind::kEcdsa, EVP_sha384, 48},
+    {"RS256", Kind::kRsa, EVP_sha256, 0},    {"RS384", Kind::kRsa, EVP_sha384, 0},
+    {"RS512", Kind::kRsa, EVP_sha512, 0},    {"PS256", Kind::kRsaPss, EVP_sha256, 0},
+    {"PS384", Kind::kRsaPss, EVP_sha384, 0}, {"PS512", Kind::kRsaPss, EVP_sha512, 0},
+    {"ES256", Kind::kEcdsa, EVP_sha256, 32}, {"ES384", Kind::kEcdsa, EVP_sha384, 48},
     {"ES512", Kind::kEcdsa, EVP_sha512, 66},
 };
 
@@ -54,11 +54,14 @@ using EcdsaSignature = OpenSslPtr<ECDSA_SIG, ECDSA_SIG_free>;
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read the JWT ", what, " '", path, "'"));
+  if (!in)
+    return absl::InvalidArgumentError(absl::StrCat("cannot read the JWT ", what, " '", path, "'"));
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-Bio MemoryBio(const std::string& data) { return Bio(BIO_new_mem_buf(data.data(), static_cast<int>(data.size()))); }
+Bio MemoryBio(const std::string& data) {
+  return Bio(BIO_new_mem_buf(data.data(), static_cast<int>(data.size())));
+}
 
 // A PEM public key, or the key of a PEM certificate (etcd's examples pass the server certificate).
 Key ReadPublicKey(const std::string& pem) {
@@ -77,7 +80,8 @@ bool FitsMethod(EVP_PKEY* key, const Method& method) {
 bool SetPadding(EVP_PKEY_CTX* context, const Method& method, bool signing) {
   if (method.kind != Kind::kRsaPss) return true;
   return EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) > 0 &&
-         EVP_PKEY_CTX_set_rsa_pss_saltlen(context, signing ? RSA_PSS_SALTLEN_DIGEST : RSA_PSS_SALTLEN_AUTO) > 0;
+         EVP_PKEY_CTX_set_rsa_pss_saltlen(
+             context, signing ? RSA_PSS_SALTLEN_DIGEST : RSA_PSS_SALTLEN_AUTO) > 0;
 }
 
 // JWT's ECDSA signatures are r and s side by side, each of a fixed size; OpenSSL's are DER.
@@ -89,7 +93,8 @@ std::optional<std::string> DerToJose(const std::string& der, int coordinate_byte
   ECDSA_SIG_get0(signature.get(), &r, &s);
   std::string out(2 * static_cast<size_t>(coordinate_bytes), '\0');
   auto* bytes = reinterpret_cast<unsigned char*>(out.data());
-  if (BN_bn2binpad(r, bytes, coordinate_bytes) < 0 || BN_bn2binpad(s, bytes + coordinate_bytes, coordinate_bytes) < 0) {
+  if (BN_bn2binpad(r, bytes, coordinate_bytes) < 0 ||
+      BN_bn2binpad(s, bytes + coordinate_bytes, coordinate_bytes) < 0) {
     return std::nullopt;
   }
   return out;
@@ -142,10 +147,12 @@ struct JwtTokens::Keys {
 
 absl::StatusOr<JwtOptions> ParseJwtOptions(std::string_view flag_value) {
   std::vector<absl::string_view> parts = absl::StrSplit(AsAbsl(flag_value), ',');
-  if (parts.empty() || parts[0] != "jwt") return absl::InvalidArgumentError("not a jwt token option");
+  if (parts.empty() || parts[0] != "jwt")
+    return absl::InvalidArgumentError("not a jwt token option");
   JwtOptions options;
   for (size_t i = 1; i < parts.size(); ++i) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
     if (kv.first == "pub-key") {
       options.public_key_file = std::string(kv.second);
     } else if (kv.first == "priv-key") {
@@ -154,7 +161,8 @@ absl::StatusOr<JwtOptions> ParseJwtOptions(std::string_view flag_value) {
       options.sign_method = std::string(kv.second);
     } else if (kv.first == "ttl") {
       if (!absl::ParseDuration(kv.second, &options.ttl) || options.ttl <= absl::ZeroDuration()) {
-        return absl::InvalidArgumentError(absl::StrCat("invalid ttl option '", kv.second, "' (e.g. 5m, 30s)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("invalid ttl option '", kv.second, "' (e.g. 5m, 30s)"));
       }
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown token option '", kv.first, "'"));
@@ -162,8 +170,9 @@ absl::StatusOr<JwtOptions> ParseJwtOptions(std::string_view flag_value) {
   }
   if (options.sign_method.empty()) return absl::InvalidArgumentError("jwt tokens need sign-method");
   if (FindMethod(options.sign_method) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("unsupported sign-method '", options.sign_method,
-                                                   "' (RS256/384/512, PS256/384/512, ES256/384/512)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported sign-method '", options.sign_method,
+                     "' (RS256/384/512, PS256/384/512, ES256/384/512)"));
   }
   if (options.public_key_file.empty()) return absl::InvalidArgumentError("jwt tokens need pub-key");
   return options;
@@ -176,12 +185,14 @@ JwtTokens::~JwtTokens() = default;
 absl::StatusOr<std::unique_ptr<JwtTokens>> JwtTokens::Load(const JwtOptions& options) {
   auto keys = std::make_unique<Keys>();
   keys->method = FindMethod(options.sign_method);
-  if (keys->method == nullptr) return absl::InvalidArgumentError("unsupported sign-method '" + options.sign_method + "'");
+  if (keys->method == nullptr)
+    return absl::InvalidArgumentError("unsupported sign-method '" + options.sign_method + "'");
   absl::StatusOr<std::string> public_pem = ReadFile(options.public_key_file, "public key");
   if (!public_pem.ok()) return public_pem.status();
   keys->public_key = ReadPublicKey(*public_pem);
   if (!keys->public_key || !FitsMethod(keys->public_key.get(), *keys->method)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", options.public_key_file, "' holds no ", options.sign_method,
+    return absl::InvalidArgumentError(absl::StrCat("'", options.public_key_file, "' holds no ",
+                                                   options.sign_method,
                                                    " public key or certificate"));
   }
   if (!options.private_key_file.empty()) {
@@ -190,36 +201,42 @@ absl::StatusOr<std::unique_ptr<JwtTokens>> JwtTokens::Load(const JwtOptions& opt
     Bio bio = MemoryBio(*private_pem);
     keys->private_key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
     if (!keys->private_key || !FitsMethod(keys->private_key.get(), *keys->method)) {
-      return absl::InvalidArgumentError(absl::StrCat("'", options.private_key_file, "' holds no ", options.sign_method,
-                                                     " private key"));
+      return absl::InvalidArgumentError(absl::StrCat("'", options.private_key_file, "' holds no ",
+                                                     options.sign_method, " private key"));
     }
   }
   return std::unique_ptr<JwtTokens>(new JwtTokens(options, std::move(keys)));
 }
 
-absl::StatusOr<std::string> JwtTokens::Sign(std::string_view user, uint64_t revision, absl::Time now) const {
-  if (!keys_->private_key) return absl::FailedPreconditionError("auth: token signing attempted with verify-only key");
+absl::StatusOr<std::string> JwtTokens::Sign(std::string_view user, uint64_t revision,
+                                            absl::Time now) const {
+  if (!keys_->private_key)
+    return absl::FailedPreconditionError("auth: token signing attempted with verify-only key");
   google::protobuf::Struct header, claims;
   (*header.mutable_fields())["alg"].set_string_value(std::string(keys_->method->name));
   (*header.mutable_fields())["typ"].set_string_value("JWT");
   (*claims.mutable_fields())["username"].set_string_value(std::string(user));
   (*claims.mutable_fields())["revision"].set_number_value(static_cast<double>(revision));
-  (*claims.mutable_fields())["exp"].set_number_value(static_cast<double>(absl::ToUnixSeconds(now + options_.ttl)));
+  (*claims.mutable_fields())["exp"].set_number_value(
+      static_cast<double>(absl::ToUnixSeconds(now + options_.ttl)));
   const std::string signed_part = absl::StrCat(EncodeJson(header), ".", EncodeJson(claims));
 
   DigestContext context(EVP_MD_CTX_new());
   EVP_PKEY_CTX* key_context = nullptr;
   size_t size = 0;
   if (!context ||
-      EVP_DigestSignInit(context.get(), &key_context, keys_->method->digest(), nullptr, keys_->private_key.get()) != 1 ||
+      EVP_DigestSignInit(context.get(), &key_context, keys_->method->digest(), nullptr,
+                         keys_->private_key.get()) != 1 ||
       !SetPadding(key_context, *keys_->method, /*signing=*/true) ||
-      EVP_DigestSign(context.get(), nullptr, &size, reinterpret_cast<const unsigned char*>(signed_part.data()),
+      EVP_DigestSign(context.get(), nullptr, &size,
+                     reinterpret_cast<const unsigned char*>(signed_part.data()),
                      signed_part.size()) != 1) {
     return absl::InternalError("cannot sign a JWT");
   }
   std::string signature(size, '\0');
   if (EVP_DigestSign(context.get(), reinterpret_cast<unsigned char*>(signature.data()), &size,
-                     reinterpret_cast<const unsigned char*>(signed_part.data()), signed_part.size()) != 1) {
+                     reinterpret_cast<const unsigned char*>(signed_part.data()),
+                     signed_part.size()) != 1) {
     return absl::InternalError("cannot sign a JWT");
   }
   signature.resize(size);
@@ -238,7 +255,8 @@ std::optional<JwtTokens::Claims> JwtTokens::Verify(std::string_view token, absl:
   std::optional<google::protobuf::Struct> header = DecodeJson(parts[0]);
   if (!header) return std::nullopt;
   auto alg = header->fields().find("alg");
-  if (alg == header->fields().end() || AsStd(alg->second.string_value()) != keys_->method->name) return std::nullopt;
+  if (alg == header->fields().end() || AsStd(alg->second.string_value()) != keys_->method->name)
+    return std::nullopt;
 
   std::string signature;
   if (!absl::WebSafeBase64Unescape(parts[2], &signature)) return std::nullopt;
@@ -251,10 +269,12 @@ std::optional<JwtTokens::Claims> JwtTokens::Verify(std::string_view token, absl:
   DigestContext context(EVP_MD_CTX_new());
   EVP_PKEY_CTX* key_context = nullptr;
   if (!context ||
-      EVP_DigestVerifyInit(context.get(), &key_context, keys_->method->digest(), nullptr, keys_->public_key.get()) != 1 ||
+      EVP_DigestVerifyInit(context.get(), &key_context, keys_->method->digest(), nullptr,
+                           keys_->public_key.get()) != 1 ||
       !SetPadding(key_context, *keys_->method, /*signing=*/false) ||
-      EVP_DigestVerify(context.get(), reinterpret_cast<const unsigned char*>(signature.data()), signature.size(),
-                       reinterpret_cast<const unsigned char*>(signed_part.data()), signed_part.size()) != 1) {
+      EVP_DigestVerify(context.get(), reinterpret_cast<const unsigned char*>(signature.data()),
+                       signature.size(), reinterpret_cast<const unsigned char*>(signed_part.data()),
+                       signed_part.size()) != 1) {
     ERR_clear_error();
     return std::nullopt;
   }
@@ -264,11 +284,13 @@ std::optional<JwtTokens::Claims> JwtTokens::Verify(std::string_view token, absl:
   const auto& fields = claims->fields();
   auto user = fields.find("username"), revision = fields.find("revision"), exp = fields.find("exp");
   if (user == fields.end() || !user->second.has_string_value() || revision == fields.end() ||
-      !revision->second.has_number_value() || revision->second.number_value() < 0 || exp == fields.end() ||
-      !exp->second.has_number_value() || exp->second.number_value() < static_cast<double>(absl::ToUnixSeconds(now))) {
+      !revision->second.has_number_value() || revision->second.number_value() < 0 ||
+      exp == fields.end() || !exp->second.has_number_value() ||
+      exp->second.number_value() < static_cast<double>(absl::ToUnixSeconds(now))) {
     return std::nullopt;
   }
-  return Claims{user->second.string_value(), static_cast<uint64_t>(revision->second.number_value())};
+  return Claims{user->second.string_value(),
+                static_cast<uint64_t>(revision->second.number_value())};
 }
 
 }  // namespace leasehold::server

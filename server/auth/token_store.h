@@ -1,9 +1,9 @@
 // TokenStore: etcd's simple tokens on this member. A token is made when an Authenticate entry is
-// applied (so every member learns it, whichever one the client asked) and lives for --auth-token-ttl
-// after its last use here, as etcd's simple tokens do. It names a user and the password hash and
-// auth-enable revision it was issued under; the caller checks those against the replicated auth
-// table, so a password change, a deleted user or an auth disable voids it on every member.
-// Not replicated state: each member times its tokens with its own clock.
+// applied (so every member learns it, whichever one the client asked) and lives for
+// --auth-token-ttl after its last use here, as etcd's simple tokens do. It names a user and the
+// password hash and auth-enable revision it was issued under; the caller checks those against the
+// replicated auth table, so a password change, a deleted user or an auth disable voids it on every
+// member. Not replicated state: each member times its tokens with its own clock.
 //
 // Thread-safe.
 #pragma once

@@ -1,12 +1,12 @@
 #include "server/blob/blob_auth.h"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <vector>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -25,7 +25,8 @@ std::string HeaderOrEmpty(const HttpRequest& request, std::string_view name) {
   return it == request.end() ? std::string() : std::string(it->value());
 }
 
-// Unfolds and trims a header value as the canonicalisation asks (runs of whitespace become one space).
+// Unfolds and trims a header value as the canonicalisation asks (runs of whitespace become one
+// space).
 std::string CanonicalValue(std::string_view value) {
   std::string out;
   bool space = false;
@@ -81,12 +82,13 @@ bool CultureLess(const std::string& a, const std::string& b) {
 std::string SignHmacSha256(std::string_view key, std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-       data.size(), digest, &length);
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest, &length);
   return absl::Base64Escape(absl::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
-absl::StatusOr<SharedKeyVerifier> SharedKeyVerifier::Create(const std::map<std::string, std::string>& accounts) {
+absl::StatusOr<SharedKeyVerifier> SharedKeyVerifier::Create(
+    const std::map<std::string, std::string>& accounts) {
   SharedKeyVerifier verifier;
   for (const auto& [name, key] : accounts) {
     std::string decoded;
@@ -99,17 +101,20 @@ absl::StatusOr<SharedKeyVerifier> SharedKeyVerifier::Create(const std::map<std::
 }
 
 std::string SharedKeyVerifier::StringToSign(const HttpRequest& request, std::string_view account,
-                                            std::string_view path, const std::multimap<std::string, std::string>& query,
+                                            std::string_view path,
+                                            const std::multimap<std::string, std::string>& query,
                                             const SigningForm& form) {
   std::string content_length = HeaderOrEmpty(request, "Content-Length");
-  if (content_length == "0" && HeaderOrEmpty(request, "x-ms-version") >= "2015-02-21") content_length.clear();
+  if (content_length == "0" && HeaderOrEmpty(request, "x-ms-version") >= "2015-02-21")
+    content_length.clear();
   std::string out = absl::StrCat(std::string(request.method_string()), "\n");
   const std::string encoding = HeaderOrEmpty(request, "Content-Encoding");
   const std::string language = HeaderOrEmpty(request, "Content-Language");
-  absl::StrAppend(&out, form.language_first ? language : encoding, "\n", form.language_first ? encoding : language, "\n");
+  absl::StrAppend(&out, form.language_first ? language : encoding, "\n",
+                  form.language_first ? encoding : language, "\n");
   absl::StrAppend(&out, content_length, "\n");
-  for (std::string_view name : {"Content-MD5", "Content-Type", "Date", "If-Modified-Since", "If-Match",
-                                "If-None-Match", "If-Unmodified-Since", "Range"}) {
+  for (std::string_view name : {"Content-MD5", "Content-Type", "Date", "If-Modified-Since",
+                                "If-Match", "If-None-Match", "If-Unmodified-Since", "Range"}) {
     absl::StrAppend(&out, HeaderOrEmpty(request, name), "\n");
   }
   // Canonicalised headers: every x-ms-* header, lower-cased and sorted.
@@ -118,7 +123,8 @@ std::string SharedKeyVerifier::StringToSign(const HttpRequest& request, std::str
     std::string name = absl::AsciiStrToLower(std::string(field.name_string()));
     if (name.rfind("x-ms-", 0) != 0) continue;
     const std::string_view value(field.value().data(), field.value().size());
-    ms_headers.emplace_back(std::move(name), form.collapse_whitespace ? CanonicalValue(value) : TrimStart(value));
+    ms_headers.emplace_back(std::move(name),
+                            form.collapse_whitespace ? CanonicalValue(value) : TrimStart(value));
   }
   std::stable_sort(ms_headers.begin(), ms_headers.end(), [&](const auto& a, const auto& b) {
     return form.culture_order ? CultureLess(a.first, b.first) : a.first < b.first;
@@ -135,27 +141,33 @@ std::string SharedKeyVerifier::StringToSign(const HttpRequest& request, std::str
   return out;
 }
 
-absl::Status SharedKeyVerifier::Verify(const HttpRequest& request, std::string_view account, std::string_view path,
-                                       const std::multimap<std::string, std::string>& query, int64_t now_ms) const {
+absl::Status SharedKeyVerifier::Verify(const HttpRequest& request, std::string_view account,
+                                       std::string_view path,
+                                       const std::multimap<std::string, std::string>& query,
+                                       int64_t now_ms) const {
   const std::string authorization = HeaderOrEmpty(request, "Authorization");
-  if (authorization.empty()) return absl::PermissionDeniedError("The Authorization header is missing.");
+  if (authorization.empty())
+    return absl::PermissionDeniedError("The Authorization header is missing.");
   constexpr std::string_view kScheme = "SharedKey ";
   if (authorization.rfind(kScheme, 0) != 0) {
     return absl::PermissionDeniedError("Only the SharedKey authorization scheme is supported.");
   }
   const std::string_view credential = std::string_view(authorization).substr(kScheme.size());
   const size_t colon = credential.find(':');
-  if (colon == std::string_view::npos) return absl::PermissionDeniedError("The Authorization header is malformed.");
+  if (colon == std::string_view::npos)
+    return absl::PermissionDeniedError("The Authorization header is malformed.");
   const std::string_view signer = credential.substr(0, colon);
   if (signer != account) {
-    return absl::PermissionDeniedError("The account in the Authorization header is not the account addressed.");
+    return absl::PermissionDeniedError(
+        "The account in the Authorization header is not the account addressed.");
   }
   auto key = keys_.find(std::string(account));
   if (key == keys_.end()) return absl::PermissionDeniedError("Unknown account.");
 
   std::string date = HeaderOrEmpty(request, "x-ms-date");
   if (date.empty()) date = HeaderOrEmpty(request, "Date");
-  if (date.empty()) return absl::PermissionDeniedError("The request has neither x-ms-date nor Date.");
+  if (date.empty())
+    return absl::PermissionDeniedError("The request has neither x-ms-date nor Date.");
   auto seconds = blobfmt::ParseHttpDate(date);
   if (!seconds) return absl::PermissionDeniedError("The request date is not an RFC 1123 date.");
   if (std::llabs(*seconds * 1000 - now_ms) > kMaxClockSkewMs) {
@@ -168,13 +180,15 @@ absl::Status SharedKeyVerifier::Verify(const HttpRequest& request, std::string_v
     std::string to_sign = StringToSign(request, account, path, query, form);
     if (std::find(tried.begin(), tried.end(), to_sign) != tried.end()) continue;
     const std::string expected = SignHmacSha256(key->second, to_sign);
-    if (given.size() == expected.size() && CRYPTO_memcmp(given.data(), expected.data(), expected.size()) == 0) {
+    if (given.size() == expected.size() &&
+        CRYPTO_memcmp(given.data(), expected.data(), expected.size()) == 0) {
       return absl::OkStatus();
     }
     tried.push_back(std::move(to_sign));
   }
   return absl::PermissionDeniedError(
-      "Server failed to authenticate the request. Make sure the value of Authorization header is formed "
+      "Server failed to authenticate the request. Make sure the value of Authorization header is "
+      "formed "
       "correctly including the signature.");
 }
 

@@ -19,7 +19,8 @@ std::optional<int64_t> ParseHttpDate(std::string_view text);
 std::string XmlEscape(std::string_view text);
 
 // The XML body of an error answer.
-std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id, int64_t now_ms);
+std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id,
+                     int64_t now_ms);
 
 // x-ms-lease-status ("locked"/"unlocked"), x-ms-lease-state, and x-ms-lease-duration ("infinite",
 // "fixed", or empty when the lease is not held).

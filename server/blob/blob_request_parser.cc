@@ -1,8 +1,8 @@
 #include "server/blob/blob_request_parser.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
+
+#include <openssl/evp.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -28,10 +28,14 @@ std::optional<std::string> PercentDecode(std::string_view in) {
     for (size_t j = i + 1; j <= i + 2; ++j) {
       const char c = in[j];
       value <<= 4;
-      if (c >= '0' && c <= '9') value |= c - '0';
-      else if (c >= 'a' && c <= 'f') value |= c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') value |= c - 'A' + 10;
-      else return std::nullopt;
+      if (c >= '0' && c <= '9')
+        value |= c - '0';
+      else if (c >= 'a' && c <= 'f')
+        value |= c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        value |= c - 'A' + 10;
+      else
+        return std::nullopt;
     }
     out.push_back(static_cast<char>(value));
     i += 2;
@@ -39,7 +43,8 @@ std::optional<std::string> PercentDecode(std::string_view in) {
   return out;
 }
 
-std::optional<std::string> LeaseIdHeader(const HttpRequest& request, const std::string& name, BlobError* error) {
+std::optional<std::string> LeaseIdHeader(const HttpRequest& request, const std::string& name,
+                                         BlobError* error) {
   const std::string value = Header(request, name);
   if (value.empty()) return std::string();
   absl::string_view trimmed = absl::StripAsciiWhitespace(value);
@@ -52,7 +57,8 @@ std::optional<std::string> LeaseIdHeader(const HttpRequest& request, const std::
 }
 
 // A base64 MD5 header: `digest` gets its 16 bytes, or stays empty when the header is absent.
-std::optional<BlobError> Md5Header(const HttpRequest& request, const char* name, std::string* digest) {
+std::optional<BlobError> Md5Header(const HttpRequest& request, const char* name,
+                                   std::string* digest) {
   const std::string value = Header(request, name);
   if (value.empty()) return std::nullopt;
   if (!absl::Base64Unescape(value, digest) || digest->size() != 16) return BadHeader(name, value);
@@ -107,12 +113,16 @@ std::optional<BlobTarget> ParseBlobTarget(std::string_view target) {
 }
 
 BlobError MissingHeader(const std::string& name) {
-  return BlobError{400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified.",
+  return BlobError{400,
+                   "MissingRequiredHeader",
+                   "An HTTP header that's mandatory for this request is not specified.",
                    {{"HeaderName", name}}};
 }
 
 BlobError BadHeader(const std::string& name, const std::string& value) {
-  return BlobError{400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format.",
+  return BlobError{400,
+                   "InvalidHeaderValue",
+                   "The value for one of the HTTP headers is not in the correct format.",
                    {{"HeaderName", name}, {"HeaderValue", value}}};
 }
 
@@ -131,7 +141,8 @@ std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool wit
   ParseTags(Header(request, "If-Match"), conditions->mutable_if_match());
   ParseTags(Header(request, "If-None-Match"), conditions->mutable_if_none_match());
   // Like HTTP, an unparseable date condition is ignored.
-  if (auto t = blobfmt::ParseHttpDate(Header(request, "If-Modified-Since"))) conditions->set_if_modified_since_s(*t);
+  if (auto t = blobfmt::ParseHttpDate(Header(request, "If-Modified-Since")))
+    conditions->set_if_modified_since_s(*t);
   if (auto t = blobfmt::ParseHttpDate(Header(request, "If-Unmodified-Since"))) {
     conditions->set_if_unmodified_since_s(*t);
   }
@@ -142,15 +153,23 @@ std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool wit
       const std::string key = name.substr(10);
       // Metadata names must be valid C# identifiers.
       const bool valid = !key.empty() && (absl::ascii_isalpha(key[0]) || key[0] == '_') &&
-                         std::all_of(key.begin(), key.end(), [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
-      if (!valid) return BlobError{400, "InvalidMetadata", "The metadata specified is invalid. It has characters that are not permitted.", {}};
-      (*out->mutable_metadata())[key] = std::string(absl::StripAsciiWhitespace(std::string(field.value())));
+                         std::all_of(key.begin(), key.end(),
+                                     [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
+      if (!valid)
+        return BlobError{
+            400,
+            "InvalidMetadata",
+            "The metadata specified is invalid. It has characters that are not permitted.",
+            {}};
+      (*out->mutable_metadata())[key] =
+          std::string(absl::StripAsciiWhitespace(std::string(field.value())));
     }
   }
   return std::nullopt;
 }
 
-std::optional<BlobError> ParseTagCondition(const HttpRequest& request, internalpb::BlobRequest* out) {
+std::optional<BlobError> ParseTagCondition(const HttpRequest& request,
+                                           internalpb::BlobRequest* out) {
   std::string if_tags = Header(request, "x-ms-if-tags");
   if (if_tags.empty()) return std::nullopt;
   if (!storage::TagCondition::Parse(if_tags)) return BadHeader("x-ms-if-tags", if_tags);
@@ -158,15 +177,20 @@ std::optional<BlobError> ParseTagCondition(const HttpRequest& request, internalp
   return std::nullopt;
 }
 
-std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request, internalpb::BlobRequest* out) {
+std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request,
+                                           internalpb::BlobRequest* out) {
   using Request = internalpb::BlobRequest;
   const std::string action = absl::AsciiStrToLower(Header(request, "x-ms-lease-action"));
   if (action.empty()) return MissingHeader("x-ms-lease-action");
   static const std::map<std::string, Request::LeaseAction> kActions = {
-      {"acquire", Request::ACQUIRE}, {"renew", Request::RENEW}, {"change", Request::CHANGE},
-      {"release", Request::RELEASE}, {"break", Request::BREAK}};
+      {"acquire", Request::ACQUIRE},
+      {"renew", Request::RENEW},
+      {"change", Request::CHANGE},
+      {"release", Request::RELEASE},
+      {"break", Request::BREAK}};
   auto it = kActions.find(action);
-  if (it == kActions.end()) return BadHeader("x-ms-lease-action", Header(request, "x-ms-lease-action"));
+  if (it == kActions.end())
+    return BadHeader("x-ms-lease-action", Header(request, "x-ms-lease-action"));
   out->set_action(it->second);
 
   BlobError error;
@@ -179,7 +203,8 @@ std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request, internalp
       const std::string duration = Header(request, "x-ms-lease-duration");
       if (duration.empty()) return MissingHeader("x-ms-lease-duration");
       int64_t seconds = 0;
-      if (!absl::SimpleAtoi(duration, &seconds) || (seconds != -1 && (seconds < 15 || seconds > 60))) {
+      if (!absl::SimpleAtoi(duration, &seconds) ||
+          (seconds != -1 && (seconds < 15 || seconds > 60))) {
         return BadHeader("x-ms-lease-duration", duration);
       }
       out->set_duration_s(seconds);
@@ -211,11 +236,13 @@ std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request, internalp
   return std::nullopt;
 }
 
-std::optional<BlobError> ParseFencingToken(const HttpRequest& request, internalpb::BlobRequest* out) {
+std::optional<BlobError> ParseFencingToken(const HttpRequest& request,
+                                           internalpb::BlobRequest* out) {
   const std::string token = Header(request, "x-leasehold-if-fencing-token");
   if (token.empty()) return std::nullopt;
   int64_t value = 0;
-  if (!absl::SimpleAtoi(token, &value) || value <= 0) return BadHeader("x-leasehold-if-fencing-token", token);
+  if (!absl::SimpleAtoi(token, &value) || value <= 0)
+    return BadHeader("x-leasehold-if-fencing-token", token);
   out->set_if_fencing_token(value);
   return std::nullopt;
 }
@@ -224,17 +251,24 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
   const std::string type = Header(request, "x-ms-blob-type");
   if (type.empty()) return MissingHeader("x-ms-blob-type");
   if (type != "BlockBlob") {
-    return BlobError{400, "InvalidHeaderValue", "Only block blobs are supported by this service.",
+    return BlobError{400,
+                     "InvalidHeaderValue",
+                     "Only block blobs are supported by this service.",
                      {{"HeaderName", "x-ms-blob-type"}, {"HeaderValue", type}}};
   }
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int digest_length = 0;
-  EVP_Digest(request.body().data(), request.body().size(), digest, &digest_length, EVP_md5(), nullptr);
+  EVP_Digest(request.body().data(), request.body().size(), digest, &digest_length, EVP_md5(),
+             nullptr);
   const std::string md5(reinterpret_cast<const char*>(digest), digest_length);
   std::string given;
   if (auto error = Md5Header(request, "Content-MD5", &given)) return error;
   if (!given.empty() && given != md5) {
-    return BlobError{400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.", {}};
+    return BlobError{400,
+                     "Md5Mismatch",
+                     "The MD5 value specified in the request did not match with the MD5 value "
+                     "calculated by the server.",
+                     {}};
   }
   auto* p = out->mutable_properties();
   auto either = [&](const char* ms, const char* standard) {
@@ -255,14 +289,16 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
   return ParseFencingToken(request, out);
 }
 
-std::optional<BlobError> ParseBlobProperties(const HttpRequest& request, internalpb::BlobRequest* out) {
+std::optional<BlobError> ParseBlobProperties(const HttpRequest& request,
+                                             internalpb::BlobRequest* out) {
   auto* p = out->mutable_properties();
   p->set_content_type(Header(request, "x-ms-blob-content-type"));
   p->set_content_encoding(Header(request, "x-ms-blob-content-encoding"));
   p->set_content_language(Header(request, "x-ms-blob-content-language"));
   p->set_cache_control(Header(request, "x-ms-blob-cache-control"));
   p->set_content_disposition(Header(request, "x-ms-blob-content-disposition"));
-  if (auto error = Md5Header(request, "x-ms-blob-content-md5", p->mutable_content_md5())) return error;
+  if (auto error = Md5Header(request, "x-ms-blob-content-md5", p->mutable_content_md5()))
+    return error;
   return ParseFencingToken(request, out);
 }
 
@@ -274,15 +310,18 @@ std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb:
     std::replace(pair.begin(), pair.end(), '+', ' ');  // form encoding's space
     const size_t eq = pair.find('=');
     auto key = PercentDecode(std::string_view(pair).substr(0, eq));
-    auto tag_value = PercentDecode(eq == std::string::npos ? std::string_view() : std::string_view(pair).substr(eq + 1));
+    auto tag_value = PercentDecode(eq == std::string::npos ? std::string_view()
+                                                           : std::string_view(pair).substr(eq + 1));
     if (!key || !tag_value) return BadHeader("x-ms-tags", value);
     tags.emplace_back(std::move(*key), std::move(*tag_value));
   }
   return SetTags(std::move(tags), out);
 }
 
-std::optional<BlobError> SetTags(std::vector<std::pair<std::string, std::string>> tags, internalpb::BlobRequest* out) {
-  if (auto problem = storage::CheckTagSet(tags)) return BlobError{400, problem->code, problem->message, {}};
+std::optional<BlobError> SetTags(std::vector<std::pair<std::string, std::string>> tags,
+                                 internalpb::BlobRequest* out) {
+  if (auto problem = storage::CheckTagSet(tags))
+    return BlobError{400, problem->code, problem->message, {}};
   for (auto& [key, value] : tags) (*out->mutable_tags())[std::move(key)] = std::move(value);
   return std::nullopt;
 }

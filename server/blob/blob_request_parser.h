@@ -14,7 +14,8 @@
 
 namespace leasehold::server {
 
-// An Azure error answer: status, x-ms-error-code, message, and extra XML elements (HeaderName, ...).
+// An Azure error answer: status, x-ms-error-code, message, and extra XML elements (HeaderName,
+// ...).
 struct BlobError {
   int status = 400;
   std::string code;
@@ -50,19 +51,25 @@ std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool wit
                                             internalpb::BlobRequest* out);
 // x-ms-if-tags, on blob operations (the service ignores it on containers). A malformed expression
 // is refused even when the blob does not exist, as the service reads the header first.
-std::optional<BlobError> ParseTagCondition(const HttpRequest& request, internalpb::BlobRequest* out);
+std::optional<BlobError> ParseTagCondition(const HttpRequest& request,
+                                           internalpb::BlobRequest* out);
 // Fills the lease action fields of a Lease Blob / Lease Container request.
-std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request, internalpb::BlobRequest* out);
+std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request,
+                                           internalpb::BlobRequest* out);
 // Fills the content, properties, tags (x-ms-tags) and (x-leasehold-if-fencing-token) of a Put Blob
 // request.
 std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequest* out);
-// Set Blob Properties: the six x-ms-blob-* properties; one not sent is cleared, as the service does.
-std::optional<BlobError> ParseBlobProperties(const HttpRequest& request, internalpb::BlobRequest* out);
+// Set Blob Properties: the six x-ms-blob-* properties; one not sent is cleared, as the service
+// does.
+std::optional<BlobError> ParseBlobProperties(const HttpRequest& request,
+                                             internalpb::BlobRequest* out);
 // x-ms-tags: a form-encoded "k1=v1&k2=v2", held to the rules of Set Blob Tags.
 std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb::BlobRequest* out);
 // Sets out->tags to `tags` (in the order sent) if they meet Azure's tag rules; else the rule's 400.
-std::optional<BlobError> SetTags(std::vector<std::pair<std::string, std::string>> tags, internalpb::BlobRequest* out);
+std::optional<BlobError> SetTags(std::vector<std::pair<std::string, std::string>> tags,
+                                 internalpb::BlobRequest* out);
 // x-leasehold-if-fencing-token on writes.
-std::optional<BlobError> ParseFencingToken(const HttpRequest& request, internalpb::BlobRequest* out);
+std::optional<BlobError> ParseFencingToken(const HttpRequest& request,
+                                           internalpb::BlobRequest* out);
 
 }  // namespace leasehold::server

@@ -53,20 +53,26 @@ bool ValidContainerName(std::string_view name) {
 bool ValidBlobName(std::string_view name) { return !name.empty() && name.size() <= 1024; }
 
 BlobError InvalidResourceName() {
-  return BlobError{400, "InvalidResourceName", "The specifed resource name contains invalid characters.", {}};
+  return BlobError{
+      400, "InvalidResourceName", "The specifed resource name contains invalid characters.", {}};
 }
 BlobError UnsupportedOperation() {
-  return BlobError{400, "InvalidQueryParameterValue",
-                   "Value for one of the query parameters specified in the request URI is invalid.", {}};
+  return BlobError{400,
+                   "InvalidQueryParameterValue",
+                   "Value for one of the query parameters specified in the request URI is invalid.",
+                   {}};
 }
 BlobError VerbNotSupported() {
-  return BlobError{405, "UnsupportedHttpVerb", "The resource doesn't support specified Http Verb.", {}};
+  return BlobError{
+      405, "UnsupportedHttpVerb", "The resource doesn't support specified Http Verb.", {}};
 }
 
 // Leasehold keeps one version of each blob: a request for a snapshot or an older version names
 // something that is not here, and is refused rather than answered from the current blob.
 BlobError NoSnapshots(const std::string& parameter, const std::string& value) {
-  return BlobError{400, "InvalidQueryParameterValue", "Blob snapshots and versions are not supported by this server.",
+  return BlobError{400,
+                   "InvalidQueryParameterValue",
+                   "Blob snapshots and versions are not supported by this server.",
                    {{"QueryParameterName", parameter}, {"QueryParameterValue", value}}};
 }
 
@@ -104,7 +110,8 @@ struct BlobService::Call {
     HttpResponse response = Base(error.status);
     response.set("x-ms-error-code", error.code);
     if (!head && error.status != 304) {
-      std::string body = blobfmt::ErrorXml(error.code, error.message, request_id, Member::NowUnixMs());
+      std::string body =
+          blobfmt::ErrorXml(error.code, error.message, request_id, Member::NowUnixMs());
       if (!error.details.empty()) {
         std::string extra;
         for (const auto& [name, value] : error.details) {
@@ -125,7 +132,8 @@ HttpResponse BlobService::TooLarge(const HttpRequest& request) const {
   if (call.version.empty()) call.version = kDefaultVersion;
   HttpResponse response;
   call.respond = [&response](HttpResponse r) { response = std::move(r); };
-  call.Fail(BlobError{413, "RequestBodyTooLarge",
+  call.Fail(BlobError{413,
+                      "RequestBodyTooLarge",
                       "The request body is too large and exceeds the maximum permissible limit.",
                       {{"MaxLimit", std::to_string(options_.max_blob_bytes)}}});
   return response;
@@ -145,22 +153,26 @@ void BlobService::Handle(HttpRequest&& request, HttpServer::Respond respond) {
   if (!ValidVersion(call->version)) {
     const std::string given = call->version;
     call->version = kDefaultVersion;
-    call->Fail(BlobError{400, "InvalidHeaderValue",
+    call->Fail(BlobError{400,
+                         "InvalidHeaderValue",
                          "The API version " + given + " is not supported; use 2012-02-12 or later.",
                          {{"HeaderName", "x-ms-version"}, {"HeaderValue", given}}});
     return;
   }
   auto target = ParseBlobTarget(std::string_view(request.target().data(), request.target().size()));
   if (!target) {
-    call->Fail(BlobError{400, "InvalidUri", "The requested URI does not represent any resource on the server.", {}});
+    call->Fail(BlobError{
+        400, "InvalidUri", "The requested URI does not represent any resource on the server.", {}});
     return;
   }
   call->account = target->account;
   if (!verifier_.HasAccount(target->account)) {
-    call->Fail(BlobError{403, "AuthenticationFailed", "The account in the URL is not known to this server.", {}});
+    call->Fail(BlobError{
+        403, "AuthenticationFailed", "The account in the URL is not known to this server.", {}});
     return;
   }
-  if (absl::Status auth = verifier_.Verify(request, target->account, target->raw_path, target->query, call->now_ms);
+  if (absl::Status auth =
+          verifier_.Verify(request, target->account, target->raw_path, target->query, call->now_ms);
       !auth.ok()) {
     call->Fail(BlobError{403, "AuthenticationFailed", std::string(auth.message()), {}});
     return;
@@ -168,7 +180,8 @@ void BlobService::Handle(HttpRequest&& request, HttpServer::Respond respond) {
   Dispatch(std::move(call), request, *target);
 }
 
-void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, const BlobTarget& target) {
+void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request,
+                           const BlobTarget& target) {
   const http::verb method = request.method();
   const std::string comp = target.Param("comp");
   const std::string restype = target.Param("restype");
@@ -192,7 +205,11 @@ void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, con
     return fail(VerbNotSupported());
   }
   if (target.container.size() < 3 || target.container.size() > 63) {
-    return fail(BlobError{400, "OutOfRangeInput", "The specified resource name length is not within the permissible limits.", {}});
+    return fail(
+        BlobError{400,
+                  "OutOfRangeInput",
+                  "The specified resource name length is not within the permissible limits.",
+                  {}});
   }
   if (!ValidContainerName(target.container)) return fail(InvalidResourceName());
 
@@ -205,7 +222,8 @@ void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, con
       if (!common(true)) return;
       blob.set_op(BlobRequest::CREATE_CONTAINER);
       blob.set_public_access(Header(request, "x-ms-blob-public-access"));
-      if (!blob.public_access().empty() && blob.public_access() != "container" && blob.public_access() != "blob") {
+      if (!blob.public_access().empty() && blob.public_access() != "container" &&
+          blob.public_access() != "blob") {
         return fail(BadHeader("x-ms-blob-public-access", blob.public_access()));
       }
       return Propose(call, std::move(blob));
@@ -215,7 +233,8 @@ void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, con
       blob.set_op(BlobRequest::DELETE_CONTAINER);
       return Propose(call, std::move(blob));
     }
-    if ((method == http::verb::get || method == http::verb::head) && (comp.empty() || comp == "metadata")) {
+    if ((method == http::verb::get || method == http::verb::head) &&
+        (comp.empty() || comp == "metadata")) {
       if (!common(false)) return;
       blob.set_op(BlobRequest::GET_CONTAINER_PROPERTIES);
       return Read(call, std::move(blob));
@@ -232,7 +251,8 @@ void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, con
   if (!ValidBlobName(target.blob)) return fail(InvalidResourceName());
 
   // A blob.
-  if (!comp.empty() && comp != "lease" && comp != "metadata" && comp != "tags" && comp != "properties") {
+  if (!comp.empty() && comp != "lease" && comp != "metadata" && comp != "tags" &&
+      comp != "properties") {
     return fail(UnsupportedOperation());
   }
   for (const char* version : {"snapshot", "versionid"}) {
@@ -283,9 +303,11 @@ void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request, con
     blob.set_op(BlobRequest::DELETE_BLOB);
     return Propose(call, std::move(blob));
   }
-  if ((method == http::verb::get || method == http::verb::head) && (comp.empty() || comp == "metadata")) {
+  if ((method == http::verb::get || method == http::verb::head) &&
+      (comp.empty() || comp == "metadata")) {
     if (!common(false)) return;
-    blob.set_op(method == http::verb::get && comp.empty() ? BlobRequest::GET_BLOB : BlobRequest::GET_BLOB_PROPERTIES);
+    blob.set_op(method == http::verb::get && comp.empty() ? BlobRequest::GET_BLOB
+                                                          : BlobRequest::GET_BLOB_PROPERTIES);
     call->range = Header(request, "x-ms-range");
     if (call->range.empty()) call->range = Header(request, "Range");
     return Read(call, std::move(blob));
@@ -303,11 +325,13 @@ void SetStamp(const BlobResponse& result, HttpResponse* response) {
 void SetLeaseHeaders(const internalpb::BlobLease& lease, HttpResponse* response) {
   response->set("x-ms-lease-status", blobfmt::LeaseStatus(lease));
   response->set("x-ms-lease-state", blobfmt::LeaseState(lease));
-  if (std::string d = blobfmt::LeaseDuration(lease); !d.empty()) response->set("x-ms-lease-duration", d);
+  if (std::string d = blobfmt::LeaseDuration(lease); !d.empty())
+    response->set("x-ms-lease-duration", d);
 }
 
 void SetMetadataHeaders(const BlobRecord& record, HttpResponse* response) {
-  std::vector<std::pair<std::string, std::string>> sorted(record.metadata().begin(), record.metadata().end());
+  std::vector<std::pair<std::string, std::string>> sorted(record.metadata().begin(),
+                                                          record.metadata().end());
   std::sort(sorted.begin(), sorted.end());
   for (const auto& [k, v] : sorted) response->set("x-ms-meta-" + k, v);
 }
@@ -323,9 +347,16 @@ void BlobService::Propose(std::shared_ptr<Call> call, BlobRequest blob) {
     if (!applied.status.ok()) {
       const bool timeout = absl::IsDeadlineExceeded(applied.status) ||
                            applied.status.message().find("timed out") != std::string_view::npos;
-      call->Fail(timeout ? BlobError{500, "OperationTimedOut", "The operation could not be completed within the permitted time.", {}}
-                         : BlobError{503, "ServerBusy", "The server is currently unable to receive requests: " +
-                                                            std::string(applied.status.message()), {}});
+      call->Fail(timeout
+                     ? BlobError{500,
+                                 "OperationTimedOut",
+                                 "The operation could not be completed within the permitted time.",
+                                 {}}
+                     : BlobError{503,
+                                 "ServerBusy",
+                                 "The server is currently unable to receive requests: " +
+                                     std::string(applied.status.message()),
+                                 {}});
       return;
     }
     const BlobResponse& result = applied.response.blob();
@@ -335,7 +366,8 @@ void BlobService::Propose(std::shared_ptr<Call> call, BlobRequest blob) {
     }
     HttpResponse response = call->Base(result.http_status());
     // Set Blob Tags changes neither the ETag nor the last-modified time, and answers neither.
-    if (op != BlobRequest::DELETE_BLOB && op != BlobRequest::DELETE_CONTAINER && op != BlobRequest::SET_BLOB_TAGS) {
+    if (op != BlobRequest::DELETE_BLOB && op != BlobRequest::DELETE_CONTAINER &&
+        op != BlobRequest::SET_BLOB_TAGS) {
       SetStamp(result, &response);
     }
     if (op == BlobRequest::DELETE_BLOB) response.set("x-ms-delete-type-permanent", "true");
@@ -344,10 +376,12 @@ void BlobService::Propose(std::shared_ptr<Call> call, BlobRequest blob) {
     }
     if (op == BlobRequest::PUT_BLOB) response.set("Content-MD5", absl::Base64Escape(content_md5));
     if (!result.lease_id().empty()) response.set("x-ms-lease-id", result.lease_id());
-    if (result.lease_time_s() >= 0 && (op == BlobRequest::LEASE_BLOB || op == BlobRequest::LEASE_CONTAINER)) {
+    if (result.lease_time_s() >= 0 &&
+        (op == BlobRequest::LEASE_BLOB || op == BlobRequest::LEASE_CONTAINER)) {
       response.set("x-ms-lease-time", std::to_string(result.lease_time_s()));
     }
-    if (result.fencing_token() != 0) response.set("x-leasehold-fencing-token", std::to_string(result.fencing_token()));
+    if (result.fencing_token() != 0)
+      response.set("x-leasehold-fencing-token", std::to_string(result.fencing_token()));
     call->respond(std::move(response));
   });
 }
@@ -355,8 +389,11 @@ void BlobService::Propose(std::shared_ptr<Call> call, BlobRequest blob) {
 void BlobService::Read(std::shared_ptr<Call> call, BlobRequest blob) {
   member_->proposer().ReadBarrier([this, call, blob = std::move(blob)](absl::Status barrier) {
     if (!barrier.ok()) {
-      call->Fail(BlobError{503, "ServerBusy", "The server is currently unable to receive requests: " +
-                                                  std::string(barrier.message()), {}});
+      call->Fail(BlobError{
+          503,
+          "ServerBusy",
+          "The server is currently unable to receive requests: " + std::string(barrier.message()),
+          {}});
       return;
     }
     BlobResponse result = member_->state_machine().ReadBlob(blob, Member::NowUnixMs());
@@ -384,7 +421,8 @@ void BlobService::Read(std::shared_ptr<Call> call, BlobRequest blob) {
     if (blob.op() == BlobRequest::GET_CONTAINER_PROPERTIES) {
       response.set("x-ms-has-immutability-policy", "false");
       response.set("x-ms-has-legal-hold", "false");
-      if (!record.public_access().empty()) response.set("x-ms-blob-public-access", record.public_access());
+      if (!record.public_access().empty())
+        response.set("x-ms-blob-public-access", record.public_access());
       response.content_length(0);
       call->respond(std::move(response));
       return;
@@ -397,11 +435,15 @@ void BlobService::Read(std::shared_ptr<Call> call, BlobRequest blob) {
     response.set("x-ms-access-tier-inferred", "true");
     if (record.tags_size() > 0) response.set("x-ms-tag-count", std::to_string(record.tags_size()));
     response.set(http::field::accept_ranges, "bytes");
-    response.set(http::field::content_type, p.content_type().empty() ? "application/octet-stream" : p.content_type());
-    if (!p.content_encoding().empty()) response.set(http::field::content_encoding, p.content_encoding());
-    if (!p.content_language().empty()) response.set(http::field::content_language, p.content_language());
+    response.set(http::field::content_type,
+                 p.content_type().empty() ? "application/octet-stream" : p.content_type());
+    if (!p.content_encoding().empty())
+      response.set(http::field::content_encoding, p.content_encoding());
+    if (!p.content_language().empty())
+      response.set(http::field::content_language, p.content_language());
     if (!p.cache_control().empty()) response.set(http::field::cache_control, p.cache_control());
-    if (!p.content_disposition().empty()) response.set("Content-Disposition", p.content_disposition());
+    if (!p.content_disposition().empty())
+      response.set("Content-Disposition", p.content_disposition());
     const std::string md5 = absl::Base64Escape(p.content_md5());
     const int64_t size = record.content_length();
     if (blob.op() == BlobRequest::GET_BLOB_PROPERTIES) {
@@ -424,7 +466,11 @@ void BlobService::Read(std::shared_ptr<Call> call, BlobRequest blob) {
       }
       if (parsed) {
         if (a >= size) {
-          call->Fail(BlobError{416, "InvalidRange", "The range specified is invalid for the current size of the resource.", {}});
+          call->Fail(
+              BlobError{416,
+                        "InvalidRange",
+                        "The range specified is invalid for the current size of the resource.",
+                        {}});
           return;
         }
         first = a;
@@ -442,7 +488,8 @@ void BlobService::Read(std::shared_ptr<Call> call, BlobRequest blob) {
     if (call->head) {
       response.content_length(ranged ? last - first + 1 : size);
     } else {
-      response.body() = ranged ? result.content().substr(first, last - first + 1) : std::move(*result.mutable_content());
+      response.body() = ranged ? result.content().substr(first, last - first + 1)
+                               : std::move(*result.mutable_content());
     }
     call->respond(std::move(response));
   });
@@ -464,8 +511,10 @@ std::optional<BlobError> ParseListParams(const BlobTarget& target, ListParams* o
   if (target.Has("maxresults")) {
     const std::string v = target.Param("maxresults");
     if (!absl::SimpleAtoi(v, &out->max_results) || out->max_results < 1) {
-      return BlobError{400, "OutOfRangeQueryParameterValue",
-                       "One of the query parameters specified in the request URI is outside the permissible range.",
+      return BlobError{400,
+                       "OutOfRangeQueryParameterValue",
+                       "One of the query parameters specified in the request URI is outside the "
+                       "permissible range.",
                        {{"QueryParameterName", "maxresults"}, {"QueryParameterValue", v}}};
     }
     out->max_results = std::min<int64_t>(out->max_results, 5000);
@@ -486,13 +535,15 @@ std::string Tag(std::string_view name, std::string_view value) {
 std::string Unquoted(const std::string& etag) { return etag.substr(1, etag.size() - 2); }
 
 std::string LeaseXml(const internalpb::BlobLease& lease) {
-  std::string out = Tag("LeaseStatus", blobfmt::LeaseStatus(lease)) + Tag("LeaseState", blobfmt::LeaseState(lease));
+  std::string out = Tag("LeaseStatus", blobfmt::LeaseStatus(lease)) +
+                    Tag("LeaseState", blobfmt::LeaseState(lease));
   if (std::string d = blobfmt::LeaseDuration(lease); !d.empty()) out += Tag("LeaseDuration", d);
   return out;
 }
 
 std::string MetadataXml(const BlobRecord& record) {
-  std::vector<std::pair<std::string, std::string>> sorted(record.metadata().begin(), record.metadata().end());
+  std::vector<std::pair<std::string, std::string>> sorted(record.metadata().begin(),
+                                                          record.metadata().end());
   std::sort(sorted.begin(), sorted.end());
   std::string out = "<Metadata>";
   for (const auto& [k, v] : sorted) out += Tag(k, v);
@@ -522,12 +573,14 @@ void BlobService::ListContainers(std::shared_ptr<Call> call, const BlobTarget& t
         }
         ++count;
         const auto lease = storage::EffectiveLease(record.lease(), now);
-        absl::StrAppend(&items, "<Container>", Tag("Name", name), "<Properties>",
-                        Tag("Last-Modified", blobfmt::HttpDate(record.last_modified_ms())),
-                        Tag("Etag", storage::BlobETag(record.etag_revision())), LeaseXml(lease),
-                        record.public_access().empty() ? "" : Tag("PublicAccess", record.public_access()),
-                        "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold>",
-                        "</Properties>", params.metadata ? MetadataXml(record) : "", "</Container>");
+        absl::StrAppend(
+            &items, "<Container>", Tag("Name", name), "<Properties>",
+            Tag("Last-Modified", blobfmt::HttpDate(record.last_modified_ms())),
+            Tag("Etag", storage::BlobETag(record.etag_revision())), LeaseXml(lease),
+            record.public_access().empty() ? "" : Tag("PublicAccess", record.public_access()),
+            "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</"
+            "HasLegalHold>",
+            "</Properties>", params.metadata ? MetadataXml(record) : "", "</Container>");
         return true;
       });
     });
@@ -536,9 +589,11 @@ void BlobService::ListContainers(std::shared_ptr<Call> call, const BlobTarget& t
     response.body() = absl::StrCat(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"",
         blobfmt::XmlEscape(options_.endpoint + call->account), "/\">",
-        params.prefix.empty() ? "" : Tag("Prefix", params.prefix), params.marker.empty() ? "" : Tag("Marker", params.marker),
-        Tag("MaxResults", std::to_string(params.max_results)), "<Containers>", items, "</Containers>",
-        next_marker.empty() ? "<NextMarker />" : Tag("NextMarker", next_marker), "</EnumerationResults>");
+        params.prefix.empty() ? "" : Tag("Prefix", params.prefix),
+        params.marker.empty() ? "" : Tag("Marker", params.marker),
+        Tag("MaxResults", std::to_string(params.max_results)), "<Containers>", items,
+        "</Containers>", next_marker.empty() ? "<NextMarker />" : Tag("NextMarker", next_marker),
+        "</EnumerationResults>");
     call->respond(std::move(response));
   });
 }
@@ -584,37 +639,44 @@ void BlobService::ListBlobs(std::shared_ptr<Call> call, const BlobTarget& target
         }
         const auto& p = record.properties();
         const auto lease = storage::EffectiveLease(record.lease(), now);
-        absl::StrAppend(&items, "<Blob>", Tag("Name", name), "<Properties>",
-                        Tag("Creation-Time", blobfmt::HttpDate(record.created_ms())),
-                        Tag("Last-Modified", blobfmt::HttpDate(record.last_modified_ms())),
-                        Tag("Etag", Unquoted(storage::BlobETag(record.etag_revision()))),
-                        Tag("Content-Length", std::to_string(record.content_length())),
-                        Tag("Content-Type", p.content_type()), Tag("Content-Encoding", p.content_encoding()),
-                        Tag("Content-Language", p.content_language()),
-                        Tag("Content-MD5", absl::Base64Escape(p.content_md5())), Tag("Cache-Control", p.cache_control()),
-                        Tag("Content-Disposition", p.content_disposition()), "<BlobType>BlockBlob</BlobType>",
-                        "<AccessTier>Hot</AccessTier><AccessTierInferred>true</AccessTierInferred>", LeaseXml(lease),
-                        "<ServerEncrypted>true</ServerEncrypted>",
-                        record.tags_size() > 0 ? Tag("TagCount", std::to_string(record.tags_size())) : "",
-                        "</Properties>", params.metadata ? MetadataXml(record) : "",
-                        params.tags && record.tags_size() > 0 ? "<Tags>" + TagSetXml(record.tags()) + "</Tags>" : "",
-                        "</Blob>");
+        absl::StrAppend(
+            &items, "<Blob>", Tag("Name", name), "<Properties>",
+            Tag("Creation-Time", blobfmt::HttpDate(record.created_ms())),
+            Tag("Last-Modified", blobfmt::HttpDate(record.last_modified_ms())),
+            Tag("Etag", Unquoted(storage::BlobETag(record.etag_revision()))),
+            Tag("Content-Length", std::to_string(record.content_length())),
+            Tag("Content-Type", p.content_type()), Tag("Content-Encoding", p.content_encoding()),
+            Tag("Content-Language", p.content_language()),
+            Tag("Content-MD5", absl::Base64Escape(p.content_md5())),
+            Tag("Cache-Control", p.cache_control()),
+            Tag("Content-Disposition", p.content_disposition()), "<BlobType>BlockBlob</BlobType>",
+            "<AccessTier>Hot</AccessTier><AccessTierInferred>true</AccessTierInferred>",
+            LeaseXml(lease), "<ServerEncrypted>true</ServerEncrypted>",
+            record.tags_size() > 0 ? Tag("TagCount", std::to_string(record.tags_size())) : "",
+            "</Properties>", params.metadata ? MetadataXml(record) : "",
+            params.tags && record.tags_size() > 0 ? "<Tags>" + TagSetXml(record.tags()) + "</Tags>"
+                                                  : "",
+            "</Blob>");
         return true;
       });
     });
     if (!found) {
-      call->Fail(BlobError{404, "ContainerNotFound", "The specified container does not exist.", {}});
+      call->Fail(
+          BlobError{404, "ContainerNotFound", "The specified container does not exist.", {}});
       return;
     }
     HttpResponse response = call->Base(200);
     response.set(http::field::content_type, "application/xml");
     response.body() = absl::StrCat(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"",
-        blobfmt::XmlEscape(options_.endpoint + call->account), "/\" ContainerName=\"", blobfmt::XmlEscape(container),
-        "\">", params.prefix.empty() ? "" : Tag("Prefix", params.prefix),
-        params.marker.empty() ? "" : Tag("Marker", params.marker), Tag("MaxResults", std::to_string(params.max_results)),
-        params.delimiter.empty() ? "" : Tag("Delimiter", params.delimiter), "<Blobs>", items, "</Blobs>",
-        next_marker.empty() ? "<NextMarker />" : Tag("NextMarker", next_marker), "</EnumerationResults>");
+        blobfmt::XmlEscape(options_.endpoint + call->account), "/\" ContainerName=\"",
+        blobfmt::XmlEscape(container), "\">",
+        params.prefix.empty() ? "" : Tag("Prefix", params.prefix),
+        params.marker.empty() ? "" : Tag("Marker", params.marker),
+        Tag("MaxResults", std::to_string(params.max_results)),
+        params.delimiter.empty() ? "" : Tag("Delimiter", params.delimiter), "<Blobs>", items,
+        "</Blobs>", next_marker.empty() ? "<NextMarker />" : Tag("NextMarker", next_marker),
+        "</EnumerationResults>");
     call->respond(std::move(response));
   });
 }

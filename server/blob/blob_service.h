@@ -1,8 +1,8 @@
 // The Azure Blob REST adapter: answers the storage emulator's path-style URLs
 // (/{account}/{container}/{blob}) for containers, block blobs and, above all, Lease Blob and Lease
 // Container, on the replicated core. It keeps no state: every mutation is a BlobRequest proposed
-// through the log and applied by the state machine (storage/blob/blob_ops.h); reads are answered from
-// the local state after a read barrier, so they are linearizable on every member.
+// through the log and applied by the state machine (storage/blob/blob_ops.h); reads are answered
+// from the local state after a read barrier, so they are linearizable on every member.
 //
 // Requests must be signed with SharedKey (blob_auth.h). Versions from 2012-02-12 on are accepted,
 // newer dates included, and echoed; older ones are refused (see docs/blob-adapter.md).

@@ -20,12 +20,15 @@ constexpr size_t kMaxDocumentBytes = 64 * 1024;
 // count, so bounding it keeps a hostile body from recursing the parser off its stack.
 constexpr std::ptrdiff_t kMaxMarkup = 160;
 
-BlobError InvalidXml() { return BlobError{400, "InvalidXmlDocument", "XML specified is not syntactically valid.", {}}; }
+BlobError InvalidXml() {
+  return BlobError{400, "InvalidXmlDocument", "XML specified is not syntactically valid.", {}};
+}
 
 bool IsComment(const std::string& name) { return name == "<xmlcomment>"; }
 
 // The one child element named `name`, comments aside; null if absent, repeated or beside others.
-const boost::property_tree::ptree* OnlyChild(const boost::property_tree::ptree& parent, const std::string& name) {
+const boost::property_tree::ptree* OnlyChild(const boost::property_tree::ptree& parent,
+                                             const std::string& name) {
   const boost::property_tree::ptree* found = nullptr;
   for (const auto& [child_name, child] : parent) {
     if (IsComment(child_name)) continue;
@@ -47,7 +50,8 @@ std::optional<std::string> TextOf(const boost::property_tree::ptree& element) {
 
 std::optional<BlobError> ParseTagDocument(std::string_view xml, internalpb::BlobRequest* out) {
   namespace pt = boost::property_tree;
-  if (xml.size() > kMaxDocumentBytes || std::count(xml.begin(), xml.end(), '<') > kMaxMarkup) return InvalidXml();
+  if (xml.size() > kMaxDocumentBytes || std::count(xml.begin(), xml.end(), '<') > kMaxMarkup)
+    return InvalidXml();
   pt::ptree document;
   try {
     std::istringstream in{std::string(xml)};
@@ -85,7 +89,8 @@ std::string TagSetXml(const google::protobuf::Map<std::string, std::string>& tag
   std::sort(sorted.begin(), sorted.end());
   std::string out = "<TagSet>";
   for (const auto& [key, value] : sorted) {
-    out += "<Tag><Key>" + blobfmt::XmlEscape(key) + "</Key><Value>" + blobfmt::XmlEscape(value) + "</Value></Tag>";
+    out += "<Tag><Key>" + blobfmt::XmlEscape(key) + "</Key><Value>" + blobfmt::XmlEscape(value) +
+           "</Value></Tag>";
   }
   return out + "</TagSet>";
 }

@@ -9,7 +9,8 @@
 namespace leasehold::server {
 
 std::optional<std::string> CanonicalGuid(std::string_view text) {
-  if (text.size() == 38 && ((text.front() == '{' && text.back() == '}') || (text.front() == '(' && text.back() == ')'))) {
+  if (text.size() == 38 && ((text.front() == '{' && text.back() == '}') ||
+                            (text.front() == '(' && text.back() == ')'))) {
     text = text.substr(1, 36);
   }
   std::string hex;

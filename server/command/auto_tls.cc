@@ -10,11 +10,12 @@
 namespace leasehold::server {
 namespace {
 
-absl::Status ApplyTo(bool enabled, const std::string& dir, const std::vector<std::string>& urls, const char* flag,
-                     const char* files_flags, TlsFiles* files) {
+absl::Status ApplyTo(bool enabled, const std::string& dir, const std::vector<std::string>& urls,
+                     const char* flag, const char* files_flags, TlsFiles* files) {
   if (!enabled) return absl::OkStatus();
   if (!files->cert_file.empty() || !files->key_file.empty()) {
-    LogWarn(std::string("ignoring ") + flag + " since certs given", {{"certificates", files_flags}});
+    LogWarn(std::string("ignoring ") + flag + " since certs given",
+            {{"certificates", files_flags}});
     return absl::OkStatus();
   }
   std::vector<std::string> hosts;
@@ -30,8 +31,8 @@ absl::Status ApplyTo(bool enabled, const std::string& dir, const std::vector<std
 
 absl::Status ApplyAutoTls(Flags* flags) {
   const std::string fixtures = flags->data_dir + "/fixtures";
-  if (absl::Status st = ApplyTo(flags->auto_tls, fixtures + "/client", flags->listen_client_urls, "client auto TLS",
-                                "--cert-file, --key-file", &flags->client_tls);
+  if (absl::Status st = ApplyTo(flags->auto_tls, fixtures + "/client", flags->listen_client_urls,
+                                "client auto TLS", "--cert-file, --key-file", &flags->client_tls);
       !st.ok()) {
     return st;
   }

@@ -15,7 +15,8 @@ constexpr const char* kUsage =
     "usage: leasehold snapshot status FILE\n"
     "       leasehold snapshot restore FILE --data-dir DIR [--wal-dir WAL_DIR]\n"
     "\n"
-    "restore seeds a new data dir with FILE's keys, revisions, leases and blob records; start each\n"
+    "restore seeds a new data dir with FILE's keys, revisions, leases and blob records; start "
+    "each\n"
     "member of the new cluster on its own restored dir with --initial-cluster-state=new (and the\n"
     "same --wal-dir, when one was given here).\n";
 
@@ -29,7 +30,8 @@ void PrintSummary(const storage::BackupSummary& summary) {
   std::printf("|   HASH   | REVISION | TOTAL KEYS | TOTAL SIZE |\n");
   std::printf("+----------+----------+------------+------------+\n");
   std::printf("| %8s | %8lld | %10llu | %10s |\n", summary.sha256_hex.substr(0, 8).c_str(),
-              static_cast<long long>(summary.revision), static_cast<unsigned long long>(summary.keys),
+              static_cast<long long>(summary.revision),
+              static_cast<unsigned long long>(summary.keys),
               (std::to_string(summary.bytes / 1024) + " kB").c_str());
   std::printf("+----------+----------+------------+------------+\n");
 }
@@ -63,7 +65,8 @@ int RunSnapshotCommand(int argc, char** argv) {
   }
   if (file.empty()) return Usage("missing FILE");
   if (command == "status") {
-    if (!data_dir.empty() || !wal_dir.empty()) return Usage("status takes no --data-dir or --wal-dir");
+    if (!data_dir.empty() || !wal_dir.empty())
+      return Usage("status takes no --data-dir or --wal-dir");
     auto summary = storage::InspectBackup(file);
     if (!summary.ok()) {
       std::cerr << "Error: " << summary.status().message() << "\n";
@@ -79,7 +82,8 @@ int RunSnapshotCommand(int argc, char** argv) {
     std::cerr << "Error: data-dir \"" << data_dir << "\" exists\n";
     return 1;
   }
-  if (!wal_dir.empty() && std::filesystem::exists(wal_dir, ec) && !std::filesystem::is_empty(wal_dir, ec)) {
+  if (!wal_dir.empty() && std::filesystem::exists(wal_dir, ec) &&
+      !std::filesystem::is_empty(wal_dir, ec)) {
     std::cerr << "Error: wal-dir \"" << wal_dir << "\" is not empty\n";
     return 1;
   }
@@ -96,8 +100,8 @@ int RunSnapshotCommand(int argc, char** argv) {
   }
   std::printf("restored snapshot %s (revision %lld, %llu keys, %llu leases) to %s\n",
               summary->sha256_hex.substr(0, 8).c_str(), static_cast<long long>(summary->revision),
-              static_cast<unsigned long long>(summary->keys), static_cast<unsigned long long>(summary->leases),
-              data_dir.c_str());
+              static_cast<unsigned long long>(summary->keys),
+              static_cast<unsigned long long>(summary->leases), data_dir.c_str());
   return 0;
 }
 

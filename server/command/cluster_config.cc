@@ -1,8 +1,8 @@
 #include "server/command/cluster_config.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
+
+#include <openssl/evp.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -41,28 +41,31 @@ uint64_t ClusterIdOf(std::vector<uint64_t> member_ids) {
 absl::StatusOr<ClusterConfig> BuildClusterConfig(const Flags& flags) {
   // name -> peer URLs, in the order given.
   std::map<std::string, std::vector<std::string>> urls_by_name;
-  for (absl::string_view pair : absl::StrSplit(flags.initial_cluster, ',', absl::SkipWhitespace())) {
+  for (absl::string_view pair :
+       absl::StrSplit(flags.initial_cluster, ',', absl::SkipWhitespace())) {
     std::vector<std::string> parts = absl::StrSplit(pair, absl::MaxSplits('=', 1));
     if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("--initial-cluster: '", pair, "' is not name=url"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--initial-cluster: '", pair, "' is not name=url"));
     }
     if (!HostPortOfUrl(parts[1]).ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--initial-cluster: bad URL '", parts[1], "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--initial-cluster: bad URL '", parts[1], "'"));
     }
     urls_by_name[parts[0]].push_back(parts[1]);
   }
   auto self = urls_by_name.find(flags.name);
   if (self == urls_by_name.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--initial-cluster has no member named '", flags.name, "' (the --name of this member)"));
+    return absl::InvalidArgumentError(absl::StrCat("--initial-cluster has no member named '",
+                                                   flags.name, "' (the --name of this member)"));
   }
   std::vector<std::string> mine = self->second, advertised = flags.initial_advertise_peer_urls;
   std::sort(mine.begin(), mine.end());
   std::sort(advertised.begin(), advertised.end());
   if (mine != advertised) {
-    return absl::InvalidArgumentError(absl::StrCat("--initial-cluster must list ", flags.name, " with its ",
-                                                   "--initial-advertise-peer-urls (", absl::StrJoin(advertised, ","),
-                                                   "), not ", absl::StrJoin(mine, ",")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--initial-cluster must list ", flags.name, " with its ", "--initial-advertise-peer-urls (",
+        absl::StrJoin(advertised, ","), "), not ", absl::StrJoin(mine, ",")));
   }
   ClusterConfig config;
   for (const auto& [name, urls] : urls_by_name) {
@@ -71,7 +74,8 @@ absl::StatusOr<ClusterConfig> BuildClusterConfig(const Flags& flags) {
     record.set_name(name);
     for (const auto& url : urls) record.add_peer_urls(url);
     if (config.peer_urls.contains(record.id())) {
-      return absl::InvalidArgumentError(absl::StrCat("--initial-cluster names the same peer URLs twice (", name, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--initial-cluster names the same peer URLs twice (", name, ")"));
     }
     config.peer_urls[record.id()] = urls.front();
     if (name == flags.name) config.self_id = record.id();

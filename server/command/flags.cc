@@ -37,7 +37,8 @@ std::function<bool(Flags*, const std::string&)> Int(T Flags::*field, T min) {
 std::function<bool(Flags*, const std::string&)> Millis(int64_t Flags::*field) {
   return [field](Flags* f, const std::string& v) {
     absl::Duration d;
-    if (!absl::ParseDuration(v, &d) || d < absl::Milliseconds(1) || d >= absl::Milliseconds(std::numeric_limits<int>::max())) {
+    if (!absl::ParseDuration(v, &d) || d < absl::Milliseconds(1) ||
+        d >= absl::Milliseconds(std::numeric_limits<int>::max())) {
       return false;
     }
     f->*field = absl::ToInt64Milliseconds(d);
@@ -63,13 +64,14 @@ bool IsPositiveCount(const std::string& v) {
 bool AnyValue(const std::string&) { return true; }
 
 constexpr const char* kNoRetention =
-    "Leasehold keeps no WAL or snapshot files (its Raft log is in RocksDB, compacted every --snapshot-count entries)";
+    "Leasehold keeps no WAL or snapshot files (its Raft log is in RocksDB, compacted every "
+    "--snapshot-count entries)";
 constexpr const char* kNoBbolt = "Leasehold's storage is RocksDB, not bbolt";
 
 // One of etcd's flags with nothing to act on here: its value is still checked with `valid`, and the
 // flag is named in Flags::ineffective_flags with `why`, for a warning at start.
 std::function<bool(Flags*, const std::string&)> Ineffective(const char* name, const char* why,
-                                                           bool (*valid)(const std::string&)) {
+                                                            bool (*valid)(const std::string&)) {
   return [name, why, valid](Flags* f, const std::string& v) {
     f->ineffective_flags.emplace_back(name, why);
     return valid(v);
@@ -79,7 +81,8 @@ std::function<bool(Flags*, const std::string&)> Ineffective(const char* name, co
 // One of etcd's flags for a feature Leasehold does not have: its default (`off`) is accepted, as it
 // asks for nothing; any other value is recorded in Flags::unserved with `message`, and the start is
 // refused.
-std::function<bool(Flags*, const std::string&)> Unserved(const char* name, const char* off, const char* message) {
+std::function<bool(Flags*, const std::string&)> Unserved(const char* name, const char* off,
+                                                         const char* message) {
   return [name, off, message](Flags* f, const std::string& v) {
     if (v != off) f->unserved.push_back(absl::StrCat("--", name, ": ", message));
     return true;
@@ -87,7 +90,8 @@ std::function<bool(Flags*, const std::string&)> Unserved(const char* name, const
 }
 
 // etcd's settings of a feature Leasehold does not have (the v2 proxy, discovery) that act only when
-// that feature is asked for: accepted, as etcd accepts them when it is off, after a check of the value.
+// that feature is asked for: accepted, as etcd accepts them when it is off, after a check of the
+// value.
 std::function<bool(Flags*, const std::string&)> OnlyWith(bool (*valid)(const std::string&)) {
   return [valid](Flags*, const std::string& v) { return valid(v); };
 }
@@ -340,9 +344,12 @@ std::string FlagsUsage() {
   std::string out =
       "usage: leasehold [flags]\n"
       "       leasehold snapshot status|restore ...   (see leasehold snapshot --help)\n\n"
-      "Leasehold serves the etcd v3 gRPC API (KV, Lease, Watch, Maintenance, Cluster) from a RocksDB\n"
-      "data directory, replicated with Raft across the members named in --initial-cluster.\n\nflags:\n";
-  for (const auto& [name, spec] : Specs()) absl::StrAppend(&out, "  --", name, "\n      ", spec.help, "\n");
+      "Leasehold serves the etcd v3 gRPC API (KV, Lease, Watch, Maintenance, Cluster) from a "
+      "RocksDB\n"
+      "data directory, replicated with Raft across the members named in "
+      "--initial-cluster.\n\nflags:\n";
+  for (const auto& [name, spec] : Specs())
+    absl::StrAppend(&out, "  --", name, "\n      ", spec.help, "\n");
   return out;
 }
 
@@ -372,11 +379,11 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   if (flags.advertise_client_urls.empty()) flags.advertise_client_urls = flags.listen_client_urls;
   if (flags.initial_cluster.empty()) {
     for (const auto& url : flags.initial_advertise_peer_urls) {
-      absl::StrAppend(&flags.initial_cluster, flags.initial_cluster.empty() ? "" : ",", flags.name, "=", url);
+      absl::StrAppend(&flags.initial_cluster, flags.initial_cluster.empty() ? "" : ",", flags.name,
+                      "=", url);
     }
   }
   return flags;
 }
-
 
 }  // namespace leasehold::server

@@ -15,8 +15,10 @@ namespace leasehold::server {
 struct Flags {
   std::string name = "default";
   std::string data_dir = "./data";
-  std::string wal_dir;  // etcd's --wal-dir: the write-ahead log's own folder (empty: in the data dir)
-  // etcd's flags that have nothing to act on here, given on the command line (each is warned about):
+  std::string
+      wal_dir;  // etcd's --wal-dir: the write-ahead log's own folder (empty: in the data dir)
+  // etcd's flags that have nothing to act on here, given on the command line (each is warned
+  // about):
   // --max-snapshots and --max-wals (etcd's file retention; Leasehold keeps no such files), and
   // bbolt's tuning (--backend-batch-interval, --backend-batch-limit,
   // --experimental-backend-bbolt-freelist-type).
@@ -26,14 +28,16 @@ struct Flags {
   // default ("--discovery: etcd's discovery service is not supported ..."): the start is refused.
   std::vector<std::string> unserved;
   bool enable_pprof = false;  // etcd's Go profiler on the client port: not served, so only false
-  std::string metrics = "basic";  // etcd's --metrics: "extensive" adds gRPC handling-time histograms
+  std::string metrics =
+      "basic";  // etcd's --metrics: "extensive" adds gRPC handling-time histograms
   int64_t warning_apply_duration_us = 100'000;  // etcd's --experimental-warning-apply-duration
   // etcd's --experimental-corrupt-check-time: how often the leader compares its peers' hashes
   // with its own (corruption_monitor.h); 0, the default, never.
   int64_t corrupt_check_ms = 0;
   // etcd's --initial-election-tick-advance (election_tick_advance.h).
   bool initial_election_tick_advance = true;
-  // etcd's --force-new-cluster: restart from this data as the cluster's only member (force_new_cluster.h).
+  // etcd's --force-new-cluster: restart from this data as the cluster's only member
+  // (force_new_cluster.h).
   bool force_new_cluster = false;
   std::vector<std::string> listen_client_urls = {"http://127.0.0.1:2379"};
   std::vector<std::string> advertise_client_urls;  // defaults to listen_client_urls
@@ -91,11 +95,13 @@ struct Flags {
   // Where /metrics and /health are served over plain HTTP (empty: nowhere), as etcd's flag.
   std::string listen_metrics_url;
   TlsFiles client_tls;  // --cert-file, --key-file, --trusted-ca-file, --client-cert-auth
-  TlsFiles peer_tls;    // --peer-cert-file, --peer-key-file, --peer-trusted-ca-file, --peer-client-cert-auth
+  TlsFiles peer_tls;    // --peer-cert-file, --peer-key-file, --peer-trusted-ca-file,
+                        // --peer-client-cert-auth
   // etcd's v3 auth: simple tokens live this long after their last use on a member; passwords are
   // hashed with bcrypt at this cost; a wrong password is answered after this delay (ours).
   int64_t auth_token_ttl_seconds = 300;
-  // --auth-token: "simple", or "jwt,pub-key=...,priv-key=...,sign-method=...[,ttl=...]" (jwt_tokens.h).
+  // --auth-token: "simple", or "jwt,pub-key=...,priv-key=...,sign-method=...[,ttl=...]"
+  // (jwt_tokens.h).
   std::string auth_token = "simple";
   int bcrypt_cost = 10;
   int64_t auth_failure_delay_ms = 1000;
@@ -114,6 +120,5 @@ struct Flags {
 // Accepts --flag=value and --flag value. InvalidArgument names the bad flag.
 [[nodiscard]] absl::StatusOr<Flags> ParseFlags(int argc, char** argv);
 std::string FlagsUsage();
-
 
 }  // namespace leasehold::server

@@ -14,8 +14,9 @@ namespace {
 
 // The voters and learners after every committed entry: the stored membership (as of `applied`)
 // with the changes committed after it.
-absl::Status CommittedMembership(const storage::RaftLogStore& log, uint64_t applied, uint64_t commit,
-                                 std::set<uint64_t>* voters, std::set<uint64_t>* learners) {
+absl::Status CommittedMembership(const storage::RaftLogStore& log, uint64_t applied,
+                                 uint64_t commit, std::set<uint64_t>* voters,
+                                 std::set<uint64_t>* learners) {
   const raftpb::ConfState stored = log.GetInitialState().conf_state;
   voters->insert(stored.voters().begin(), stored.voters().end());
   learners->insert(stored.learners().begin(), stored.learners().end());
@@ -66,12 +67,14 @@ absl::Status ForceNewCluster(uint64_t self_id, uint64_t applied, storage::Engine
     log->DiscardAfter(commit, &batch);
   }
   std::set<uint64_t> voters, learners;
-  if (absl::Status st = CommittedMembership(*log, applied, commit, &voters, &learners); !st.ok()) return st;
+  if (absl::Status st = CommittedMembership(*log, applied, commit, &voters, &learners); !st.ok())
+    return st;
   if (voters.count(self_id) == 0 && learners.count(self_id) == 0) {
-    // Its own removal is committed (not yet applied, or it would not have got this far): applying it
-    // would stop the member for good, so it cannot be the one to carry the cluster on.
+    // Its own removal is committed (not yet applied, or it would not have got this far): applying
+    // it would stop the member for good, so it cannot be the one to carry the cluster on.
     return absl::FailedPreconditionError(
-        "the member's own removal from the cluster is committed in its log: it cannot form a new cluster");
+        "the member's own removal from the cluster is committed in its log: it cannot form a new "
+        "cluster");
   }
 
   std::vector<raftpb::ConfChange> changes;

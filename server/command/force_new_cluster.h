@@ -25,6 +25,7 @@ namespace leasehold::server {
 
 // `self_id` is this member's id; `applied` is the state machine's applied index, the point the log
 // store's stored membership describes. DataLoss for an unreadable membership change.
-[[nodiscard]] absl::Status ForceNewCluster(uint64_t self_id, uint64_t applied, storage::Engine* engine, storage::RaftLogStore* log);
+[[nodiscard]] absl::Status ForceNewCluster(uint64_t self_id, uint64_t applied,
+                                           storage::Engine* engine, storage::RaftLogStore* log);
 
 }  // namespace leasehold::server

@@ -2,13 +2,15 @@
 
 namespace leasehold::server {
 
-absl::StatusOr<internalpb::MemberIdentity> LoadOrCreateIdentity(storage::Engine* engine, const std::string& name,
+absl::StatusOr<internalpb::MemberIdentity> LoadOrCreateIdentity(storage::Engine* engine,
+                                                                const std::string& name,
                                                                 const ClusterConfig& cluster) {
   const std::string key = storage::keys::Meta("identity");
   internalpb::MemberIdentity identity;
   auto stored = engine->Get(key);
   if (stored.ok()) {
-    if (!identity.ParseFromString(*stored)) return absl::DataLossError("malformed member identity record");
+    if (!identity.ParseFromString(*stored))
+      return absl::DataLossError("malformed member identity record");
     return identity;
   }
   if (!absl::IsNotFound(stored.status())) return stored.status();

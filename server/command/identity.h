@@ -9,7 +9,7 @@
 
 namespace leasehold::server {
 
-[[nodiscard]] absl::StatusOr<internalpb::MemberIdentity> LoadOrCreateIdentity(storage::Engine* engine, const std::string& name,
-                                                                const ClusterConfig& cluster);
+[[nodiscard]] absl::StatusOr<internalpb::MemberIdentity> LoadOrCreateIdentity(
+    storage::Engine* engine, const std::string& name, const ClusterConfig& cluster);
 
 }  // namespace leasehold::server

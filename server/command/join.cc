@@ -12,7 +12,8 @@
 
 namespace leasehold::server {
 
-absl::StatusOr<ClusterConfig> DiscoverExistingCluster(const Flags& flags, ClusterConfig config, int64_t timeout_ms) {
+absl::StatusOr<ClusterConfig> DiscoverExistingCluster(const Flags& flags, ClusterConfig config,
+                                                      int64_t timeout_ms) {
   std::vector<std::string> mine = flags.initial_advertise_peer_urls;
   std::sort(mine.begin(), mine.end());
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -26,7 +27,8 @@ absl::StatusOr<ClusterConfig> DiscoverExistingCluster(const Flags& flags, Cluste
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
       etcdserverpb::MemberListResponse response;
-      if (!peer_cluster->MemberList(&context, etcdserverpb::MemberListRequest(), &response).ok()) continue;
+      if (!peer_cluster->MemberList(&context, etcdserverpb::MemberListRequest(), &response).ok())
+        continue;
       ClusterConfig found = config;
       found.cluster_id = response.header().cluster_id();
       found.self_id = 0;
@@ -38,7 +40,8 @@ absl::StatusOr<ClusterConfig> DiscoverExistingCluster(const Flags& flags, Cluste
         if (urls == mine) found.self_id = member.id();
       }
       if (found.self_id == 0) {
-        return absl::FailedPreconditionError("the cluster has no member with peer URLs " + absl::StrJoin(mine, ",") +
+        return absl::FailedPreconditionError("the cluster has no member with peer URLs " +
+                                             absl::StrJoin(mine, ",") +
                                              ": add it first with 'etcdctl member add'");
       }
       return found;

@@ -9,9 +9,11 @@
 
 namespace leasehold::server {
 
-// `config` as built from the flags; returns it with self_id, cluster_id and peer_urls taken from the
-// running cluster. FailedPrecondition when the cluster does not list this member's peer URLs;
+// `config` as built from the flags; returns it with self_id, cluster_id and peer_urls taken from
+// the running cluster. FailedPrecondition when the cluster does not list this member's peer URLs;
 // Unavailable when no member answers within `timeout_ms`.
-[[nodiscard]] absl::StatusOr<ClusterConfig> DiscoverExistingCluster(const Flags& flags, ClusterConfig config, int64_t timeout_ms);
+[[nodiscard]] absl::StatusOr<ClusterConfig> DiscoverExistingCluster(const Flags& flags,
+                                                                    ClusterConfig config,
+                                                                    int64_t timeout_ms);
 
 }  // namespace leasehold::server

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "server/observability/log.h"
 #include "server/member/member.h"
+#include "server/observability/log.h"
 
 namespace leasehold::server {
 namespace {
@@ -16,7 +16,8 @@ std::string HexId(uint64_t id) { return absl::StrCat(absl::Hex(id)); }
 
 }  // namespace
 
-std::optional<uint64_t> FindCorruptMember(uint64_t self_id, const LocalHash& before, const LocalHash& after,
+std::optional<uint64_t> FindCorruptMember(uint64_t self_id, const LocalHash& before,
+                                          const LocalHash& after,
                                           const std::vector<PeerHash>& peers) {
   std::optional<uint64_t> corrupt;
   auto found = [&corrupt](uint64_t id) {
@@ -69,8 +70,8 @@ CorruptionMonitor::CorruptionMonitor(Member* member, TlsFiles peer_tls, absl::Du
 
 void CorruptionMonitor::Start() {
   if (interval_ <= absl::ZeroDuration()) return;
-  LogInfo("enabled corruption checking",
-          {{"local-member-id", HexId(member_->config().member_id)}, {"interval", GoDuration(interval_)}});
+  LogInfo("enabled corruption checking", {{"local-member-id", HexId(member_->config().member_id)},
+                                          {"interval", GoDuration(interval_)}});
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -99,7 +100,8 @@ bool CorruptionMonitor::AwaitAppliedState() {
   absl::MutexLock lock(&outcome->mu);
   while (!outcome->status && !stop_.HasBeenNotified() && absl::Now() < deadline) {
     outcome->mu.AwaitWithTimeout(
-        absl::Condition(+[](std::optional<absl::Status>* s) { return s->has_value(); }, &outcome->status),
+        absl::Condition(
+            +[](std::optional<absl::Status>* s) { return s->has_value(); }, &outcome->status),
         absl::Milliseconds(100));
   }
   if (outcome->status && !outcome->status->ok()) {

@@ -13,8 +13,8 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "server/tls/tls_files.h"
 #include "server/corruption/initial_corrupt_check.h"
+#include "server/tls/tls_files.h"
 
 namespace leasehold::server {
 
@@ -31,14 +31,16 @@ struct LocalHash {
 // its revision and compaction did not (`before` against `after`); a peer whose revision or compact
 // revision is past the leader's (`after`), or whose hash differs at the leader's first compact
 // revision. Only the first finding is returned (one alarm per check, as etcd raises).
-std::optional<uint64_t> FindCorruptMember(uint64_t self_id, const LocalHash& before, const LocalHash& after,
+std::optional<uint64_t> FindCorruptMember(uint64_t self_id, const LocalHash& before,
+                                          const LocalHash& after,
                                           const std::vector<PeerHash>& peers);
 
 // The thread that runs the check (none when `interval` is zero).
 class CorruptionMonitor {
  public:
   // `timeout` bounds each peer's answer and the wait for the applied state.
-  CorruptionMonitor(Member* member, TlsFiles peer_tls, absl::Duration interval, absl::Duration timeout);
+  CorruptionMonitor(Member* member, TlsFiles peer_tls, absl::Duration interval,
+                    absl::Duration timeout);
   ~CorruptionMonitor() { Stop(); }
   void Start();
   void Stop();

@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/api/grpc_status.h"
-#include "server/observability/log.h"
 #include "server/api/maintenance_service.h"
 #include "server/api/propose_reactor.h"
+#include "server/observability/log.h"
 #include "server/tls/tls.h"
 
 namespace leasehold::server {
@@ -16,8 +16,8 @@ std::string HexId(uint64_t id) { return absl::StrCat(absl::Hex(id)); }
 
 }  // namespace
 
-PeerHash AskPeerHash(const internalpb::MemberRecord& peer, int64_t revision, const TlsFiles& peer_tls,
-                     absl::Duration timeout) {
+PeerHash AskPeerHash(const internalpb::MemberRecord& peer, int64_t revision,
+                     const TlsFiles& peer_tls, absl::Duration timeout) {
   PeerHash answer;
   answer.member_id = peer.id();
   answer.error = absl::UnavailableError("the member has no peer URL");
@@ -39,7 +39,8 @@ PeerHash AskPeerHash(const internalpb::MemberRecord& peer, int64_t revision, con
       answer.error = absl::OkStatus();
       return answer;
     }
-    answer.error = absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+    answer.error =
+        absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
   return answer;
 }
@@ -55,7 +56,8 @@ absl::Status JudgePeerHashes(uint64_t self_id, uint32_t local_hash, int64_t loca
                              const std::vector<PeerHash>& peers) {
   int mismatches = 0;
   for (const PeerHash& peer : peers) {
-    const LogFields ids = {{"local-member-id", HexId(self_id)}, {"remote-peer-id", HexId(peer.member_id)}};
+    const LogFields ids = {{"local-member-id", HexId(self_id)},
+                           {"remote-peer-id", HexId(peer.member_id)}};
     if (!peer.response) {
       LogFields fields = ids;
       fields.emplace_back("error", peer.error.ToString());
@@ -67,7 +69,8 @@ absl::Status JudgePeerHashes(uint64_t self_id, uint32_t local_hash, int64_t loca
     fields.emplace_back("local-member-hash", std::to_string(local_hash));
     fields.emplace_back("remote-peer-hash", std::to_string(peer.response->hash()));
     fields.emplace_back("local-member-compact-revision", std::to_string(local_compact_revision));
-    fields.emplace_back("remote-peer-compact-revision", std::to_string(peer.response->compact_revision()));
+    fields.emplace_back("remote-peer-compact-revision",
+                        std::to_string(peer.response->compact_revision()));
     if (peer.response->compact_revision() == local_compact_revision) {
       LogWarn("found different hash values from remote peer", fields);
       ++mismatches;
@@ -75,7 +78,8 @@ absl::Status JudgePeerHashes(uint64_t self_id, uint32_t local_hash, int64_t loca
       LogWarn("found different compact revision values from remote peer", fields);
     }
   }
-  if (mismatches > 0) return absl::FailedPreconditionError(HexId(self_id) + " found data inconsistency with peers");
+  if (mismatches > 0)
+    return absl::FailedPreconditionError(HexId(self_id) + " found data inconsistency with peers");
   return absl::OkStatus();
 }
 
@@ -89,8 +93,11 @@ absl::Status CheckInitialHashKv(Member& member, const TlsFiles& peer_tls, absl::
   for (const internalpb::MemberRecord& record : member.state_machine().members().List()) {
     if (record.id() != self_id) peers.push_back(AskPeerHash(record, revision, peer_tls, timeout));
   }
-  if (absl::Status st = JudgePeerHashes(self_id, local->hash, local->compact_revision, peers); !st.ok()) return st;
-  LogInfo("initial corruption checking passed; no corruption", {{"local-member-id", HexId(self_id)}});
+  if (absl::Status st = JudgePeerHashes(self_id, local->hash, local->compact_revision, peers);
+      !st.ok())
+    return st;
+  LogInfo("initial corruption checking passed; no corruption",
+          {{"local-member-id", HexId(self_id)}});
   return absl::OkStatus();
 }
 

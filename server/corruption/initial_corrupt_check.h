@@ -1,9 +1,9 @@
 // etcd's --experimental-initial-corrupt-check: before a member serves clients, it hashes its
-// key-value history at its own revision (HashKV) and asks every peer, on its peer URLs as etcd does,
-// for the hash at that revision. A peer at the same compact revision with another hash means one of
-// them holds different data: the member refuses to start ("found data inconsistency with peers").
-// A peer that cannot answer (down, behind that revision, compacted past it, at another compact
-// revision) is logged and left out, as etcd leaves it out.
+// key-value history at its own revision (HashKV) and asks every peer, on its peer URLs as etcd
+// does, for the hash at that revision. A peer at the same compact revision with another hash means
+// one of them holds different data: the member refuses to start ("found data inconsistency with
+// peers"). A peer that cannot answer (down, behind that revision, compacted past it, at another
+// compact revision) is logged and left out, as etcd leaves it out.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +15,9 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
-#include "server/tls/tls_files.h"
 #include "server/member/member.h"
 #include "server/tls/peer_address_check.h"
+#include "server/tls/tls_files.h"
 
 namespace leasehold::server {
 
@@ -27,8 +27,10 @@ namespace leasehold::server {
 class PeerHashKvService final : public etcdserverpb::Maintenance::CallbackService {
  public:
   // Neither pointer is owned; every call is first put to `address_check`.
-  PeerHashKvService(Member* member, PeerAddressCheck* address_check) : member_(member), address_check_(address_check) {}
-  grpc::ServerUnaryReactor* HashKV(grpc::CallbackServerContext* context, const etcdserverpb::HashKVRequest* request,
+  PeerHashKvService(Member* member, PeerAddressCheck* address_check)
+      : member_(member), address_check_(address_check) {}
+  grpc::ServerUnaryReactor* HashKV(grpc::CallbackServerContext* context,
+                                   const etcdserverpb::HashKVRequest* request,
                                    etcdserverpb::HashKVResponse* response) override;
 
  private:
@@ -45,16 +47,18 @@ struct PeerHash {
 
 // Asks member `peer` for its hash at `revision`, trying its peer URLs in turn (with `peer_tls`),
 // each within `timeout`.
-PeerHash AskPeerHash(const internalpb::MemberRecord& peer, int64_t revision, const TlsFiles& peer_tls,
-                     absl::Duration timeout);
+PeerHash AskPeerHash(const internalpb::MemberRecord& peer, int64_t revision,
+                     const TlsFiles& peer_tls, absl::Duration timeout);
 
-// The verdict on the peers' answers (each logged): FailedPrecondition "<member id in hex> found data
-// inconsistency with peers" when any peer at `local_compact_revision` hashed differently.
-[[nodiscard]] absl::Status JudgePeerHashes(uint64_t self_id, uint32_t local_hash, int64_t local_compact_revision,
-                             const std::vector<PeerHash>& peers);
+// The verdict on the peers' answers (each logged): FailedPrecondition "<member id in hex> found
+// data inconsistency with peers" when any peer at `local_compact_revision` hashed differently.
+[[nodiscard]] absl::Status JudgePeerHashes(uint64_t self_id, uint32_t local_hash,
+                                           int64_t local_compact_revision,
+                                           const std::vector<PeerHash>& peers);
 
 // Hashes this member's history at its revision and judges every other member's hash at it, each
 // asked on its peer URLs (with `peer_tls`) within `timeout`.
-[[nodiscard]] absl::Status CheckInitialHashKv(Member& member, const TlsFiles& peer_tls, absl::Duration timeout);
+[[nodiscard]] absl::Status CheckInitialHashKv(Member& member, const TlsFiles& peer_tls,
+                                              absl::Duration timeout);
 
 }  // namespace leasehold::server

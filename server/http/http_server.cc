@@ -1,9 +1,9 @@
 #include "server/http/http_server.h"
 
 #include <array>
+#include <atomic>
 #include <deque>
 #include <mutex>
-#include <atomic>
 #include <optional>
 #include <vector>
 
@@ -13,9 +13,9 @@
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/local/stream_protocol.hpp"
 #include "boost/asio/post.hpp"
-#include "boost/asio/write.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/strand.hpp"
+#include "boost/asio/write.hpp"
 #include "boost/beast/core/flat_buffer.hpp"
 #include "boost/beast/core/tcp_stream.hpp"
 #include "boost/beast/http/chunk_encode.hpp"
@@ -26,7 +26,6 @@
 #include "boost/beast/http/serializer.hpp"
 #include "boost/beast/http/write.hpp"
 #include "boost/beast/ssl/ssl_stream.hpp"
-
 #include "server/tls/certificate_rules.h"
 #include "server/tls/tls_client_hello.h"
 
@@ -56,7 +55,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       : stream_(std::move(stream)), options_(options), handler_(handler) {}
 
   void Start() {
-    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->Handshake(); });
+    asio::dispatch(stream_.get_executor(),
+                   [self = this->shared_from_this()] { self->Handshake(); });
   }
 
  private:
@@ -67,10 +67,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void Handshake() {
     if constexpr (kTls) {
       lowest().expires_after(kHandshakeTimeout);
-      stream_.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
-        if (ec) return self->Close();  // not TLS, an untrusted certificate, or too slow
-        self->Read();
-      });
+      stream_.async_handshake(
+          asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+            if (ec) return self->Close();  // not TLS, an untrusted certificate, or too slow
+            self->Read();
+          });
     } else {
       Read();
     }
@@ -81,8 +82,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_->header_limit(options_.header_limit_bytes);
     parser_->body_limit(options_.body_limit_bytes);
     lowest().expires_after(kIdleTimeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -97,8 +99,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
     if (ec) {
       // Malformed requests included: a parser error leaves the stream unusable, so close it.
-      if (ec == http::error::header_limit || ec == http::error::bad_target || ec == http::error::bad_method ||
-          ec == http::error::bad_version || ec == http::error::bad_field || ec == http::error::bad_value) {
+      if (ec == http::error::header_limit || ec == http::error::bad_target ||
+          ec == http::error::bad_method || ec == http::error::bad_version ||
+          ec == http::error::bad_field || ec == http::error::bad_value) {
         HttpResponse response{http::status::bad_request, 11};
         response.keep_alive(false);
         response.prepare_payload();
@@ -114,13 +117,16 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     auto whole = [self = this->shared_from_this(), keep_alive, version](HttpResponse response) {
       response.version(version);
       response.keep_alive(keep_alive && response.keep_alive());
-      asio::post(self->stream_.get_executor(),
-                 [self, response = std::move(response)]() mutable { self->Write(std::move(response)); });
+      asio::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
+        self->Write(std::move(response));
+      });
     };
-    auto streamer = [self = this->shared_from_this()](HttpResponse header) -> std::shared_ptr<HttpStream> {
+    auto streamer =
+        [self = this->shared_from_this()](HttpResponse header) -> std::shared_ptr<HttpStream> {
       auto stream = std::make_shared<ChunkedStream>(self);
-      asio::post(self->stream_.get_executor(),
-                 [stream, header = std::move(header)]() mutable { stream->Begin(std::move(header)); });
+      asio::post(self->stream_.get_executor(), [stream, header = std::move(header)]() mutable {
+        stream->Begin(std::move(header));
+      });
       return stream;
     };
     handler_(std::move(request), HttpServer::Respond(std::move(whole), std::move(streamer)));
@@ -166,15 +172,16 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       header_.keep_alive(false);
       serializer_.emplace(header_);
       s.lowest().expires_never();
-      http::async_write_header(s.stream_, *serializer_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
-        if (ec) return self->Ended();
-        {
-          std::lock_guard<std::mutex> lock(self->mu_);
-          self->started_ = true;
-          self->Kick();
-        }
-        self->WatchForHangUp();
-      });
+      http::async_write_header(s.stream_, *serializer_,
+                               [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                                 if (ec) return self->Ended();
+                                 {
+                                   std::lock_guard<std::mutex> lock(self->mu_);
+                                   self->started_ = true;
+                                   self->Kick();
+                                 }
+                                 self->WatchForHangUp();
+                               });
     }
 
    private:
@@ -183,7 +190,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       if (!started_ || writing_ || ended_) return;
       if (queue_.empty() && !ending_) return;
       writing_ = true;
-      asio::post(session_->stream_.get_executor(), [self = this->shared_from_this()] { self->WriteNext(); });
+      asio::post(session_->stream_.get_executor(),
+                 [self = this->shared_from_this()] { self->WriteNext(); });
     }
 
     void WriteNext() {
@@ -208,14 +216,16 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
         asio::async_write(session_->stream_, http::make_chunk_last(), std::move(done));
       } else {
         writing_piece_ = std::move(piece);
-        asio::async_write(session_->stream_, http::make_chunk(asio::buffer(writing_piece_)), std::move(done));
+        asio::async_write(session_->stream_, http::make_chunk(asio::buffer(writing_piece_)),
+                          std::move(done));
       }
     }
 
     // A streaming client sends nothing more: a completed read means it has hung up (or misbehaves).
     void WatchForHangUp() {
-      session_->stream_.async_read_some(asio::buffer(hang_up_buffer_),
-                                        [self = this->shared_from_this()](beast::error_code, size_t) { self->Ended(); });
+      session_->stream_.async_read_some(
+          asio::buffer(hang_up_buffer_),
+          [self = this->shared_from_this()](beast::error_code, size_t) { self->Ended(); });
     }
 
     void Ended() {
@@ -248,18 +258,20 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void Write(HttpResponse response) {
     response_ = std::move(response);
     // A HEAD answer states the entity's length without carrying it; everything else is measured.
-    if (response_.find(http::field::content_length) == response_.end() || !response_.body().empty()) {
+    if (response_.find(http::field::content_length) == response_.end() ||
+        !response_.body().empty()) {
       response_.prepare_payload();
     }
     lowest().expires_after(kIdleTimeout);
-    http::async_write(stream_, response_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
-      if (ec || !self->response_.keep_alive()) {
-        if (!ec && self->drain_before_close_) return self->Drain();
-        self->Close();
-        return;
-      }
-      self->Read();
-    });
+    http::async_write(stream_, response_,
+                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                        if (ec || !self->response_.keep_alive()) {
+                          if (!ec && self->drain_before_close_) return self->Drain();
+                          self->Close();
+                          return;
+                        }
+                        self->Read();
+                      });
   }
 
   // Half-closes, then reads and drops what the client still sends (at most kMaxDrainBytes, for at
@@ -271,14 +283,15 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     DrainSome();
   }
   void DrainSome() {
-    stream_.async_read_some(asio::buffer(drain_buffer_), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
-      self->drained_ += n;
-      if (ec || self->drained_ > kMaxDrainBytes) {
-        self->lowest().close();
-        return;
-      }
-      self->DrainSome();
-    });
+    stream_.async_read_some(asio::buffer(drain_buffer_),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > kMaxDrainBytes) {
+                                self->lowest().close();
+                                return;
+                              }
+                              self->DrainSome();
+                            });
   }
 
   // Closes the connection (over TLS without a close_notify: every answer was complete already).
@@ -323,19 +336,21 @@ class Relay : public std::enable_shared_from_this<Relay> {
 
   template <typename From, typename To>
   void Pump(From& from, To& to, Buffer& buffer) {
-    from.async_read_some(asio::buffer(buffer), [self = this->shared_from_this(), &from, &to, &buffer](
-                                                   beast::error_code ec, size_t n) {
+    from.async_read_some(asio::buffer(buffer), [self = this->shared_from_this(), &from, &to,
+                                                &buffer](beast::error_code ec, size_t n) {
       if (ec) {
-        // One side has finished sending: pass that on, and close once both have (at once on an error).
+        // One side has finished sending: pass that on, and close once both have (at once on an
+        // error).
         beast::error_code ignored;
         to.shutdown(asio::socket_base::shutdown_send, ignored);
         if (++self->ended_ == 2 || ec != asio::error::eof) self->CloseBoth();
         return;
       }
-      asio::async_write(to, asio::buffer(buffer.data(), n), [self, &from, &to, &buffer](beast::error_code ec, size_t) {
-        if (ec) return self->CloseBoth();
-        self->Pump(from, to, buffer);
-      });
+      asio::async_write(to, asio::buffer(buffer.data(), n),
+                        [self, &from, &to, &buffer](beast::error_code ec, size_t) {
+                          if (ec) return self->CloseBoth();
+                          self->Pump(from, to, buffer);
+                        });
     });
   }
 
@@ -355,15 +370,20 @@ class Relay : public std::enable_shared_from_this<Relay> {
 
 // Reads a new connection's first bytes without consuming them, to tell where it goes. On a plain
 // port shared with gRPC: HTTP/2's preface (a gRPC client, handed over) from HTTP/1 (served here).
-// On an https:// port shared with gRPC: a ClientHello offering HTTP/2 alone (a gRPC client, relayed)
-// from the rest (served here over TLS).
+// On an https:// port shared with gRPC: a ClientHello offering HTTP/2 alone (a gRPC client,
+// relayed) from the rest (served here over TLS).
 class Sniffer : public std::enable_shared_from_this<Sniffer> {
  public:
   // `tls`: the https:// port's context; null for a plain port.
   Sniffer(tcp::socket socket, asio::ssl::context* tls, const HttpServer::Options& options,
           const HttpServer::Handler& handler)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()), retry_(socket_.get_executor()), tls_(tls),
-        bytes_(tls != nullptr ? kMaxClientHelloBytes + 256 : kPreface.size()), options_(options), handler_(handler) {}
+      : socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        retry_(socket_.get_executor()),
+        tls_(tls),
+        bytes_(tls != nullptr ? kMaxClientHelloBytes + 256 : kPreface.size()),
+        options_(options),
+        handler_(handler) {}
 
   void Start() {
     timer_.expires_after(tls_ != nullptr ? kHandshakeTimeout : kIdleTimeout);
@@ -377,8 +397,9 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
   static constexpr std::string_view kPreface = "PRI";
 
   void Peek() {
-    socket_.async_receive(asio::buffer(bytes_), tcp::socket::message_peek,
-                          [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnPeek(ec, n); });
+    socket_.async_receive(
+        asio::buffer(bytes_), tcp::socket::message_peek,
+        [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnPeek(ec, n); });
   }
 
   void OnPeek(beast::error_code ec, size_t n) {
@@ -399,7 +420,9 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
     timer_.cancel();
     if (tls_ == nullptr) {
       if (seen.starts_with(kPreface)) return options_.divert_http2(socket_.release());
-      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket_)), options_, handler_)->Start();
+      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket_)), options_,
+                                                   handler_)
+          ->Start();
       return;
     }
     if (hello_.verdict == ClientHelloAlpn::Verdict::kRead && OffersHttp2Only(hello_.protocols)) {
@@ -407,7 +430,8 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
       return;
     }
     // Anything else, plaintext included, meets the TLS handshake here (and fails it, as on etcd's).
-    std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket_), *tls_), options_, handler_)->Start();
+    std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket_), *tls_), options_, handler_)
+        ->Start();
   }
 
   // Whether `seen` is enough to tell where the connection goes (on an https:// port, the hello read
@@ -431,15 +455,18 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
 
 }  // namespace
 
-HttpResponse MakeHttpResponse(http::status status, std::string_view content_type, std::string body) {
+HttpResponse MakeHttpResponse(http::status status, std::string_view content_type,
+                              std::string body) {
   HttpResponse response{status, 11};
-  response.set(http::field::content_type, beast::string_view(content_type.data(), content_type.size()));
+  response.set(http::field::content_type,
+               beast::string_view(content_type.data(), content_type.size()));
   response.body() = std::move(body);
   return response;
 }
 
 struct HttpServer::Impl {
-  Impl(Options o, Handler h) : options(std::move(o)), handler(std::move(h)), acceptor(asio::make_strand(io)) {}
+  Impl(Options o, Handler h)
+      : options(std::move(o)), handler(std::move(h)), acceptor(asio::make_strand(io)) {}
 
   void Accept() {
     acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
@@ -447,13 +474,18 @@ struct HttpServer::Impl {
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
         if (tls_context && !options.relay_grpc_tls_to.empty()) {
-          std::make_shared<Sniffer>(std::move(socket), tls_context.get(), options, handler)->Start();
+          std::make_shared<Sniffer>(std::move(socket), tls_context.get(), options, handler)
+              ->Start();
         } else if (tls_context) {
-          std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls_context), options, handler)->Start();
+          std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls_context), options,
+                                               handler)
+              ->Start();
         } else if (options.divert_http2) {
           std::make_shared<Sniffer>(std::move(socket), nullptr, options, handler)->Start();
         } else {
-          std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), options, handler)->Start();
+          std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)),
+                                                       options, handler)
+              ->Start();
         }
       }
       Accept();
@@ -485,18 +517,25 @@ absl::StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const TlsFile
   }
   auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
   context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                       asio::ssl::context::no_tlsv1_1);
   beast::error_code ec;
   context->use_certificate_chain_file(files.cert_file, ec);
-  if (ec) return absl::InvalidArgumentError("cannot use certificate " + files.cert_file + ": " + ec.message());
+  if (ec)
+    return absl::InvalidArgumentError("cannot use certificate " + files.cert_file + ": " +
+                                      ec.message());
   context->use_private_key_file(files.key_file, asio::ssl::context::pem, ec);
-  if (ec) return absl::InvalidArgumentError("cannot use key " + files.key_file + ": " + ec.message());
-  if (!files.cipher_list.empty() && SSL_CTX_set_cipher_list(context->native_handle(), files.cipher_list.c_str()) != 1) {
+  if (ec)
+    return absl::InvalidArgumentError("cannot use key " + files.key_file + ": " + ec.message());
+  if (!files.cipher_list.empty() &&
+      SSL_CTX_set_cipher_list(context->native_handle(), files.cipher_list.c_str()) != 1) {
     return absl::InvalidArgumentError("cannot use the cipher suites " + files.cipher_list);
   }
   if (!files.trusted_ca_file.empty()) {
     context->load_verify_file(files.trusted_ca_file, ec);
-    if (ec) return absl::InvalidArgumentError("cannot read CA file " + files.trusted_ca_file + ": " + ec.message());
+    if (ec)
+      return absl::InvalidArgumentError("cannot read CA file " + files.trusted_ca_file + ": " +
+                                        ec.message());
   }
   if (files.client_cert_auth) {
     context->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
@@ -510,7 +549,8 @@ absl::StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const TlsFile
         std::vector<X509*> presented{X509_STORE_CTX_get_current_cert(store)};
         if (STACK_OF(X509)* sent = X509_STORE_CTX_get0_untrusted(store)) {
           for (int i = 0; i < sk_X509_num(sent); ++i) {
-            if (X509_cmp(sk_X509_value(sent, i), presented[0]) != 0) presented.push_back(sk_X509_value(sent, i));
+            if (X509_cmp(sk_X509_value(sent, i), presented[0]) != 0)
+              presented.push_back(sk_X509_value(sent, i));
           }
         }
         absl::Status st = CheckPresentedCertificates(files, presented);

@@ -1,7 +1,8 @@
 // A small HTTP/1.1 server (the Azure Blob adapter, metrics and health, the JSON gateway), on
 // Boost.Beast: plain or over TLS, keep-alive, many concurrent connections served by a few threads,
-// bounded header and body sizes (oversized requests are answered 413 and the connection closed). Requests are handed to a handler that may answer later,
-// from any thread; answers on one connection go out in request order (one request at a time).
+// bounded header and body sizes (oversized requests are answered 413 and the connection closed).
+// Requests are handed to a handler that may answer later, from any thread; answers on one
+// connection go out in request order (one request at a time).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,8 @@ using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 
 // A whole answer: `status` with a body of `content_type`.
-HttpResponse MakeHttpResponse(boost::beast::http::status status, std::string_view content_type, std::string body);
+HttpResponse MakeHttpResponse(boost::beast::http::status status, std::string_view content_type,
+                              std::string body);
 
 // An answer sent in pieces (chunked transfer encoding), such as a watch's events: see
 // HttpServer::Respond::Stream. Thread-safe.
@@ -70,9 +72,12 @@ class HttpServer {
    public:
     using Whole = std::function<void(HttpResponse)>;
     using Streamer = std::function<std::shared_ptr<HttpStream>(HttpResponse)>;
-    Respond(Whole whole, Streamer streamer) : whole_(std::move(whole)), streamer_(std::move(streamer)) {}
+    Respond(Whole whole, Streamer streamer)
+        : whole_(std::move(whole)), streamer_(std::move(streamer)) {}
     void operator()(HttpResponse response) const { whole_(std::move(response)); }
-    std::shared_ptr<HttpStream> Stream(HttpResponse header) const { return streamer_(std::move(header)); }
+    std::shared_ptr<HttpStream> Stream(HttpResponse header) const {
+      return streamer_(std::move(header));
+    }
 
    private:
     Whole whole_;

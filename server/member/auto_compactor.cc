@@ -5,13 +5,14 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
-#include "server/observability/log.h"
-#include "server/member/member.h"
 #include "common/etcd_errors.h"
+#include "server/member/member.h"
+#include "server/observability/log.h"
 
 namespace leasehold::server {
 
-absl::StatusOr<AutoCompaction> ParseAutoCompaction(const std::string& mode, const std::string& retention) {
+absl::StatusOr<AutoCompaction> ParseAutoCompaction(const std::string& mode,
+                                                   const std::string& retention) {
   AutoCompaction config;
   if (mode == "periodic") {
     config.mode = AutoCompaction::Mode::kPeriodic;
@@ -31,11 +32,13 @@ absl::StatusOr<AutoCompaction> ParseAutoCompaction(const std::string& mode, cons
   }
   absl::Duration period;
   if (!absl::ParseDuration(retention, &period) || period < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("error parsing CompactionRetention: invalid duration \"" + retention + "\"");
+    return absl::InvalidArgumentError("error parsing CompactionRetention: invalid duration \"" +
+                                      retention + "\"");
   }
   if (config.mode == AutoCompaction::Mode::kRevision) {
-    return absl::InvalidArgumentError("--auto-compaction-retention in revision mode is a number of revisions, not \"" +
-                                      retention + "\"");
+    return absl::InvalidArgumentError(
+        "--auto-compaction-retention in revision mode is a number of revisions, not \"" +
+        retention + "\"");
   }
   config.period = period;
   return config;
@@ -45,7 +48,9 @@ namespace {
 absl::Duration CappedAtAnHour(absl::Duration d) { return std::min(d, absl::Hours(1)); }
 // A tenth of the period, capped at six minutes; at least a millisecond, so that a tiny period
 // does not spin.
-absl::Duration StepOf(absl::Duration period) { return std::max(CappedAtAnHour(period) / 10, absl::Milliseconds(1)); }
+absl::Duration StepOf(absl::Duration period) {
+  return std::max(CappedAtAnHour(period) / 10, absl::Milliseconds(1));
+}
 // Steps covering the period (rounded up), so the oldest sample kept is at least a period old.
 size_t StepsIn(absl::Duration period, absl::Duration step) {
   absl::Duration remainder;
@@ -86,7 +91,8 @@ std::optional<int64_t> RevisionSchedule::Sample(int64_t revision) const {
   return target;
 }
 
-AutoCompactor::AutoCompactor(Member* member, AutoCompaction config) : member_(member), config_(config) {}
+AutoCompactor::AutoCompactor(Member* member, AutoCompaction config)
+    : member_(member), config_(config) {}
 
 void AutoCompactor::Start() {
   if (config_.enabled()) thread_ = std::thread([this] { Run(); });
@@ -105,7 +111,8 @@ void AutoCompactor::Run() {
       const std::optional<int64_t> target = schedule.Sample(member_->state_machine().revision());
       if (!target) continue;
       LogInfo("starting auto revision compaction",
-              {{"revision", std::to_string(*target)}, {"revision-compaction-retention", std::to_string(config_.revisions)}});
+              {{"revision", std::to_string(*target)},
+               {"revision-compaction-retention", std::to_string(config_.revisions)}});
       if (Compact(*target)) {
         schedule.Compacted(*target);
         LogInfo("completed auto revision compaction", {{"revision", std::to_string(*target)}});
@@ -119,10 +126,11 @@ void AutoCompactor::Run() {
       schedule.Reset();
       continue;
     }
-    const std::optional<int64_t> target = schedule.Sample(absl::Now(), member_->state_machine().revision());
+    const std::optional<int64_t> target =
+        schedule.Sample(absl::Now(), member_->state_machine().revision());
     if (!target) continue;
-    LogInfo("starting auto periodic compaction",
-            {{"revision", std::to_string(*target)}, {"compact-period", GoDuration(config_.period)}});
+    LogInfo("starting auto periodic compaction", {{"revision", std::to_string(*target)},
+                                                  {"compact-period", GoDuration(config_.period)}});
     if (Compact(*target)) {
       schedule.Compacted(absl::Now());
       LogInfo("completed auto periodic compaction", {{"revision", std::to_string(*target)}});
@@ -146,13 +154,15 @@ bool AutoCompactor::Compact(int64_t revision) {
   // The request timeout answers every proposal; the stop only cuts the wait short.
   while (!outcome->status && !stop_.HasBeenNotified()) {
     outcome->mu.AwaitWithTimeout(
-        absl::Condition(+[](std::optional<absl::Status>* s) { return s->has_value(); }, &outcome->status),
+        absl::Condition(
+            +[](std::optional<absl::Status>* s) { return s->has_value(); }, &outcome->status),
         absl::Milliseconds(100));
   }
   if (!outcome->status) return false;
   const absl::Status& st = *outcome->status;
   if (st.ok() || st == errors::Compacted()) return true;  // already compacted there: as good
-  LogWarn("failed auto compaction", {{"revision", std::to_string(revision)}, {"error", st.ToString()}});
+  LogWarn("failed auto compaction",
+          {{"revision", std::to_string(revision)}, {"error", st.ToString()}});
   return false;
 }
 

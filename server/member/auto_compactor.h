@@ -29,13 +29,14 @@ struct AutoCompaction {
   enum class Mode { kPeriodic, kRevision };
   Mode mode = Mode::kPeriodic;
   absl::Duration period = absl::ZeroDuration();  // periodic mode
-  int64_t revisions = 0;                          // revision mode
+  int64_t revisions = 0;                         // revision mode
   bool enabled() const { return period > absl::ZeroDuration() || revisions > 0; }
 };
 
 // etcd's reading of the two flags: a retention that is a whole number counts hours (periodic) or
 // revisions (revision mode), anything else is a duration ("30m"); "0" turns compaction off.
-[[nodiscard]] absl::StatusOr<AutoCompaction> ParseAutoCompaction(const std::string& mode, const std::string& retention);
+[[nodiscard]] absl::StatusOr<AutoCompaction> ParseAutoCompaction(const std::string& mode,
+                                                                 const std::string& retention);
 
 // When the periodic mode compacts, and to what, from samples of the revision.
 class PeriodicSchedule {
@@ -83,7 +84,8 @@ class AutoCompactor {
 
  private:
   void Run();
-  // Proposes a compaction to `revision`; true once it applied or the history was already compacted there.
+  // Proposes a compaction to `revision`; true once it applied or the history was already compacted
+  // there.
   bool Compact(int64_t revision);
 
   Member* const member_;

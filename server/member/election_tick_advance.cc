@@ -5,14 +5,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "server/observability/log.h"
 #include "server/member/node_loop.h"
+#include "server/observability/log.h"
 
 namespace leasehold::server {
 
-ElectionTickAdvance::ElectionTickAdvance(NodeLoop* node, std::function<int()> active_peers, int election_ticks,
-                                         int64_t tick_ms)
-    : node_(node), active_peers_(std::move(active_peers)), election_ticks_(election_ticks), tick_ms_(tick_ms) {}
+ElectionTickAdvance::ElectionTickAdvance(NodeLoop* node, std::function<int()> active_peers,
+                                         int election_ticks, int64_t tick_ms)
+    : node_(node),
+      active_peers_(std::move(active_peers)),
+      election_ticks_(election_ticks),
+      tick_ms_(tick_ms) {}
 
 void ElectionTickAdvance::Start(bool enabled) {
   const LogFields ticks = {{"election-ticks", std::to_string(election_ticks_)}};

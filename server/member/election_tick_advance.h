@@ -19,7 +19,8 @@ class NodeLoop;
 class ElectionTickAdvance {
  public:
   // `active_peers` counts the other members this one is connected to.
-  ElectionTickAdvance(NodeLoop* node, std::function<int()> active_peers, int election_ticks, int64_t tick_ms);
+  ElectionTickAdvance(NodeLoop* node, std::function<int()> active_peers, int election_ticks,
+                      int64_t tick_ms);
   ~ElectionTickAdvance() { Stop(); }
   // Logs what it does, as etcd does, and starts waiting for the peers (when `enabled`).
   void Start(bool enabled);

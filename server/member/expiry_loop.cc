@@ -1,9 +1,9 @@
-#include "server/observability/metrics.h"
 #include "server/member/expiry_loop.h"
 
 #include <algorithm>
 
 #include "server/observability/log.h"
+#include "server/observability/metrics.h"
 
 namespace leasehold::server {
 namespace {
@@ -22,14 +22,16 @@ void ExpiryLoop::Stop() {
 void ExpiryLoop::Run() {
   // Token bucket of revocations, refilled at the revoke rate. Its burst is two ticks' worth, so a
   // storm is spread evenly over time instead of landing as a second's revocations in one group.
-  const double burst = std::max(1.0, 2.0 * options_.revoke_rate_per_second * options_.tick_ms / 1000.0);
+  const double burst =
+      std::max(1.0, 2.0 * options_.revoke_rate_per_second * options_.tick_ms / 1000.0);
   double budget = 0;
   int64_t last_tick = Member::NowUnixMs();
   int64_t last_checkpoint = last_tick;
   while (!stop_.WaitForNotificationWithTimeout(absl::Milliseconds(options_.tick_ms))) {
     if (!member_->state_machine().leases().is_primary()) continue;
     const int64_t now = Member::NowUnixMs();
-    budget = std::min(burst, budget + options_.revoke_rate_per_second * std::max<int64_t>(0, now - last_tick) / 1000.0);
+    budget = std::min(burst, budget + options_.revoke_rate_per_second *
+                                          std::max<int64_t>(0, now - last_tick) / 1000.0);
     last_tick = now;
     RevokeExpired(now, &budget);
     if (now - last_checkpoint >= options_.checkpoint_interval_ms) {
@@ -46,7 +48,8 @@ void ExpiryLoop::RevokeExpired(int64_t now_ms, double* budget) {
   // successor keeps alive.
   const uint64_t term = member_->proposer().leading_term();
   if (term == 0) return;
-  auto expired = member_->state_machine().leases().PopExpired(now_ms, static_cast<size_t>(*budget), options_.retry_ms);
+  auto expired = member_->state_machine().leases().PopExpired(now_ms, static_cast<size_t>(*budget),
+                                                              options_.retry_ms);
   *budget -= static_cast<double>(expired.size());
   if (expired.empty()) return;
   LogInfo("revoking expired leases", {{"count", std::to_string(expired.size())}});
@@ -58,7 +61,8 @@ void ExpiryLoop::RevokeExpired(int64_t now_ms, double* budget) {
     member_->Submit(std::move(entry), [id](storage::ApplyResult result) {
       // NotFound: revoked meanwhile by a client. Anything else is retried after retry_ms.
       if (!result.status.ok() && !absl::IsNotFound(result.status)) {
-        LogWarn("expired lease revoke failed", {{"lease", std::to_string(id)}, {"error", result.status.ToString()}});
+        LogWarn("expired lease revoke failed",
+                {{"lease", std::to_string(id)}, {"error", result.status.ToString()}});
       }
     });
   }
@@ -78,7 +82,8 @@ void ExpiryLoop::Checkpoint(int64_t now_ms) {
       e->set_remaining_ms(remaining[i].second);
     }
     member_->Submit(std::move(entry), [](storage::ApplyResult result) {
-      if (!result.status.ok()) LogWarn("lease checkpoint failed", {{"error", result.status.ToString()}});
+      if (!result.status.ok())
+        LogWarn("lease checkpoint failed", {{"error", result.status.ToString()}});
     });
   }
 }

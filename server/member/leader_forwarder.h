@@ -1,9 +1,10 @@
 // LeaderForwarder: a follower's path to the leader for the calls only the leader can answer (lease
-// keep-alive and time-to-live, membership changes), over the leader's peer port (RaftPeer.LeaseRenew,
-// LeaseTimeToLive, MemberAdd, MemberRemove, MemberPromote). Calls are asynchronous; a call that cannot
-// reach a leader, or reaches a member that no longer leads, completes with etcd's "no leader".
-// Each call's deadline is the earlier of `give_up_at` (the caller's own, so that waiting for a leader
-// and the forward together stay within etcd's request timeout) and the forwarder's timeout.
+// keep-alive and time-to-live, membership changes), over the leader's peer port
+// (RaftPeer.LeaseRenew, LeaseTimeToLive, MemberAdd, MemberRemove, MemberPromote). Calls are
+// asynchronous; a call that cannot reach a leader, or reaches a member that no longer leads,
+// completes with etcd's "no leader". Each call's deadline is the earlier of `give_up_at` (the
+// caller's own, so that waiting for a leader and the forward together stay within etcd's request
+// timeout) and the forwarder's timeout.
 //
 // Thread-safe. Callbacks run on gRPC's threads and must not block.
 #pragma once
@@ -24,22 +25,28 @@ class LeaderForwarder {
  public:
   // Returns a channel to member `id`'s peer port (null when unknown).
   using ChannelSource = std::function<std::shared_ptr<grpc::Channel>(uint64_t id)>;
-  LeaderForwarder(ChannelSource channels, int64_t timeout_ms) : channels_(std::move(channels)), timeout_ms_(timeout_ms) {}
+  LeaderForwarder(ChannelSource channels, int64_t timeout_ms)
+      : channels_(std::move(channels)), timeout_ms_(timeout_ms) {}
 
-  void Renew(uint64_t leader, absl::Time give_up_at, const etcdserverpb::LeaseKeepAliveRequest& request,
+  void Renew(uint64_t leader, absl::Time give_up_at,
+             const etcdserverpb::LeaseKeepAliveRequest& request,
              std::function<void(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse>)> done);
-  void TimeToLive(uint64_t leader, absl::Time give_up_at, const etcdserverpb::LeaseTimeToLiveRequest& request,
+  void TimeToLive(uint64_t leader, absl::Time give_up_at,
+                  const etcdserverpb::LeaseTimeToLiveRequest& request,
                   std::function<void(absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse>)> done);
   // Membership changes. The leader's own refusal (e.g. etcd's "unhealthy cluster") arrives with its
   // code and message; "no leader" means the call never reached a leader. A call lost on the way
   // back leaves the outcome unknown: etcd's "leader changed" or, past the deadline, "request timed
   // out".
-  void AddMember(uint64_t leader, absl::Time give_up_at, const etcdserverpb::MemberAddRequest& request,
+  void AddMember(uint64_t leader, absl::Time give_up_at,
+                 const etcdserverpb::MemberAddRequest& request,
                  std::function<void(absl::StatusOr<etcdserverpb::MemberAddResponse>)> done);
-  void RemoveMember(uint64_t leader, absl::Time give_up_at, const etcdserverpb::MemberRemoveRequest& request,
+  void RemoveMember(uint64_t leader, absl::Time give_up_at,
+                    const etcdserverpb::MemberRemoveRequest& request,
                     std::function<void(absl::StatusOr<etcdserverpb::MemberRemoveResponse>)> done);
-  void PromoteLearner(uint64_t leader, absl::Time give_up_at, const etcdserverpb::MemberPromoteRequest& request,
-                      std::function<void(absl::StatusOr<etcdserverpb::MemberPromoteResponse>)> done);
+  void PromoteLearner(
+      uint64_t leader, absl::Time give_up_at, const etcdserverpb::MemberPromoteRequest& request,
+      std::function<void(absl::StatusOr<etcdserverpb::MemberPromoteResponse>)> done);
 
  private:
   const ChannelSource channels_;

@@ -18,7 +18,8 @@ struct Routing {
   virtual ~Routing() = default;
   // Asks `leader` (this member or another). Ownership passes to the attempt: it ends in `done`
   // with the answer, or in Wait.
-  virtual void Attempt(LeaderRouter::State* state, uint64_t leader, std::unique_ptr<Routing> self) = 0;
+  virtual void Attempt(LeaderRouter::State* state, uint64_t leader,
+                       std::unique_ptr<Routing> self) = 0;
   virtual void GiveUp(absl::Status error) = 0;
   // Whether an error from an attempt is worth waiting out (the default: any, the lease calls'
   // errors all mean "no member could answer").
@@ -155,7 +156,8 @@ struct TimeToLive final : RoutingFor<etcdserverpb::LeaseTimeToLiveResponse> {
   void Attempt(State* state, uint64_t leader, std::unique_ptr<Routing> self) override {
     Member* member = state->member;
     if (member->IsLeader()) {
-      absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> answer = member->LeaseTimeToLive(request);
+      absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> answer =
+          member->LeaseTimeToLive(request);
       // A leader unsure of its leadership cannot vouch for a remaining time.
       if (answer.ok()) return done(std::move(answer));
       return Wait(state, std::move(self), errors::NoLeader());
@@ -201,7 +203,8 @@ struct ChangeRouting final : RoutingFor<Response> {
 template <typename Request, typename Response>
 void RouteChange(State* state, const Request& request, std::function<bool()> wanted,
                  std::function<void(absl::StatusOr<Response>)> done,
-                 void (Member::*on_leader)(const Request&, std::function<void(absl::StatusOr<Response>)>),
+                 void (Member::*on_leader)(const Request&,
+                                           std::function<void(absl::StatusOr<Response>)>),
                  void (LeaderForwarder::*forward)(uint64_t, absl::Time, const Request&,
                                                   std::function<void(absl::StatusOr<Response>)>)) {
   auto routing = std::make_unique<ChangeRouting<Request, Response>>(on_leader, forward);
@@ -214,7 +217,8 @@ void RouteChange(State* state, const Request& request, std::function<bool()> wan
 
 }  // namespace
 
-LeaderRouter::LeaderRouter(Member* member, absl::Duration max_wait) : state_(std::make_shared<State>()) {
+LeaderRouter::LeaderRouter(Member* member, absl::Duration max_wait)
+    : state_(std::make_shared<State>()) {
   state_->self = state_;
   state_->member = member;
   state_->max_wait = max_wait;
@@ -230,8 +234,8 @@ LeaderRouter::~LeaderRouter() {
   }
 }
 
-void LeaderRouter::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, std::function<bool()> wanted,
-                              Member::RenewDone done) {
+void LeaderRouter::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request,
+                              std::function<bool()> wanted, Member::RenewDone done) {
   auto routing = std::make_unique<KeepAlive>();
   routing->give_up_at = absl::Now() + state_->max_wait;
   routing->wanted = std::move(wanted);
@@ -250,19 +254,22 @@ void LeaderRouter::LeaseTimeToLive(const etcdserverpb::LeaseTimeToLiveRequest& r
   Attempt(state_.get(), std::move(routing));
 }
 
-void LeaderRouter::AddMember(const etcdserverpb::MemberAddRequest& request, std::function<bool()> wanted,
+void LeaderRouter::AddMember(const etcdserverpb::MemberAddRequest& request,
+                             std::function<bool()> wanted,
                              Member::ChangeDone<etcdserverpb::MemberAddResponse> done) {
   RouteChange(state_.get(), request, std::move(wanted), std::move(done), &Member::AddMember,
               &LeaderForwarder::AddMember);
 }
 
-void LeaderRouter::RemoveMember(const etcdserverpb::MemberRemoveRequest& request, std::function<bool()> wanted,
+void LeaderRouter::RemoveMember(const etcdserverpb::MemberRemoveRequest& request,
+                                std::function<bool()> wanted,
                                 Member::ChangeDone<etcdserverpb::MemberRemoveResponse> done) {
   RouteChange(state_.get(), request, std::move(wanted), std::move(done), &Member::RemoveMember,
               &LeaderForwarder::RemoveMember);
 }
 
-void LeaderRouter::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, std::function<bool()> wanted,
+void LeaderRouter::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request,
+                                  std::function<bool()> wanted,
                                   Member::ChangeDone<etcdserverpb::MemberPromoteResponse> done) {
   RouteChange(state_.get(), request, std::move(wanted), std::move(done), &Member::PromoteLearner,
               &LeaderForwarder::PromoteLearner);

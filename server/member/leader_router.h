@@ -4,12 +4,12 @@
 // The leader answers (Member::RenewLease, LeaseTimeToLive, AddMember, ...); any other member
 // forwards to the leader it knows. While no member can answer (no leader is known yet, the leader
 // is not yet sure of its leadership or has not yet taken over the leases, the forward reached a
-// member that is gone or no longer leads), the call waits and is tried again every 50 ms, for up to `max_wait`
-// (etcd's request timeout), as etcd's LeaseRenew and LeaseTimeToLive wait for a leader; a forward
-// sent meanwhile is given only what is left of that wait, so the whole call stays within it. A
-// keep-alive that arrives during an election is thus answered as soon as the new leader can renew,
-// rather than dropped, leaving the lease to the client's next attempt, which may come too late for
-// a lease with little time left.
+// member that is gone or no longer leads), the call waits and is tried again every 50 ms, for up to
+// `max_wait` (etcd's request timeout), as etcd's LeaseRenew and LeaseTimeToLive wait for a leader;
+// a forward sent meanwhile is given only what is left of that wait, so the whole call stays within
+// it. A keep-alive that arrives during an election is thus answered as soon as the new leader can
+// renew, rather than dropped, leaving the lease to the client's next attempt, which may come too
+// late for a lease with little time left.
 //
 // Waiting calls share one timer, and while no leader is known a round only checks whether each is
 // still wanted, so calls waiting through a long loss of quorum cost next to no CPU; each keep-alive
@@ -41,8 +41,8 @@ class LeaderRouter {
   void RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, std::function<bool()> wanted,
                   Member::RenewDone done);
   using TimeToLiveDone = std::function<void(absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse>)>;
-  void LeaseTimeToLive(const etcdserverpb::LeaseTimeToLiveRequest& request, std::function<bool()> wanted,
-                       TimeToLiveDone done);
+  void LeaseTimeToLive(const etcdserverpb::LeaseTimeToLiveRequest& request,
+                       std::function<bool()> wanted, TimeToLiveDone done);
   // etcd's membership changes, decided by the leader: only "no leader" is waited out. (A forward
   // whose connection broke counts as "no leader" and is tried again; should the change have been
   // applied, the member table's checks refuse the repeat.)
@@ -50,7 +50,8 @@ class LeaderRouter {
                  Member::ChangeDone<etcdserverpb::MemberAddResponse> done);
   void RemoveMember(const etcdserverpb::MemberRemoveRequest& request, std::function<bool()> wanted,
                     Member::ChangeDone<etcdserverpb::MemberRemoveResponse> done);
-  void PromoteLearner(const etcdserverpb::MemberPromoteRequest& request, std::function<bool()> wanted,
+  void PromoteLearner(const etcdserverpb::MemberPromoteRequest& request,
+                      std::function<bool()> wanted,
                       Member::ChangeDone<etcdserverpb::MemberPromoteResponse> done);
 
   struct State;

@@ -37,7 +37,8 @@ void LeaseCheckpointer::Propose(std::map<int64_t, Pending> batch) {
 void LeaseCheckpointer::OnApplied(std::map<int64_t, Pending> batch, const absl::Status& status) {
   for (auto& [id, pending] : batch) {
     absl::Status outcome = status;
-    if (outcome.ok() && !member_->state_machine().leases().Contains(id)) outcome = errors::LeaseNotFound();
+    if (outcome.ok() && !member_->state_machine().leases().Contains(id))
+      outcome = errors::LeaseNotFound();
     for (auto& done : pending.waiters) done(outcome);
   }
   ProposeNext();

@@ -1,14 +1,13 @@
 #include "server/member/member.h"
 
-
 #include <algorithm>
 #include <chrono>
 
-#include "server/observability/log.h"
+#include "common/etcd_errors.h"
 #include "server/auth/jwt_tokens.h"
 #include "server/member/lease_checkpointer.h"
 #include "server/member/reconfig_checks.h"
-#include "common/etcd_errors.h"
+#include "server/observability/log.h"
 
 namespace leasehold::server {
 
@@ -44,7 +43,8 @@ int64_t Member::NextId() {
 absl::StatusOr<std::string> Member::AuthenticatedUser(std::string_view token,
                                                       absl::FunctionRef<std::string()> cert_user) {
   const storage::AuthTable& auth = state_machine_->auth();
-  if (token.empty()) return config_.client_cert_auth && auth.enabled() ? cert_user() : std::string();
+  if (token.empty())
+    return config_.client_cert_auth && auth.enabled() ? cert_user() : std::string();
   // A token sent is checked whether or not auth is on, as etcd does; none is valid while it is off
   // (etcd forgets every token when auth is disabled), so a stale one is refused, not ignored.
   if (!auth.enabled()) return errors::InvalidAuthToken();
@@ -57,7 +57,8 @@ absl::StatusOr<std::string> Member::AuthenticatedUser(std::string_view token,
     return std::move(claims->user);
   }
   std::optional<TokenStore::Issued> issued = tokens_->Use(std::string(token), absl::Now());
-  if (!issued || issued->enabled_revision != auth.enabled_revision()) return errors::InvalidAuthToken();
+  if (!issued || issued->enabled_revision != auth.enabled_revision())
+    return errors::InvalidAuthToken();
   if (!auth.HasPasswordHash(issued->user, issued->password_hash)) return errors::InvalidAuthToken();
   return std::move(issued->user);
 }
@@ -69,7 +70,8 @@ void Member::FillHeader(etcdserverpb::ResponseHeader* header) const {
   if (header->revision() == 0) header->set_revision(state_machine_->revision());
 }
 
-void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done, Proposer::Abandoned abandoned) {
+void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done,
+                    Proposer::Abandoned abandoned) {
   entry.set_id(static_cast<uint64_t>(NextId()));
   entry.set_time_unix_ms(NowUnixMs());
   if (static_cast<int64_t>(entry.ByteSizeLong()) > config_.max_request_bytes) {
@@ -84,13 +86,15 @@ void Member::Submit(internalpb::InternalRequest entry, Proposer::Done done, Prop
   }
   if (config_.quota_backend_bytes > 0 && storage::StateMachine::GrowsStore(entry) &&
       DbSize() + static_cast<int64_t>(entry.ByteSizeLong()) > config_.quota_backend_bytes) {
-    // Raised once: refusals that race the alarm's entry (or a lost proposal) re-propose at most every second.
+    // Raised once: refusals that race the alarm's entry (or a lost proposal) re-propose at most
+    // every second.
     const int64_t now = entry.time_unix_ms();
     int64_t last = nospace_proposed_ms_.load();
     if (!state_machine_->alarms().Raised(etcdserverpb::NOSPACE) && now - last >= 1000 &&
         nospace_proposed_ms_.compare_exchange_strong(last, now)) {
       LogWarn("database space quota exceeded; raising the NOSPACE alarm",
-              {{"quota-bytes", std::to_string(config_.quota_backend_bytes)}, {"db-size-bytes", std::to_string(DbSize())}});
+              {{"quota-bytes", std::to_string(config_.quota_backend_bytes)},
+               {"db-size-bytes", std::to_string(DbSize())}});
       internalpb::InternalRequest alarm;
       alarm.set_id(static_cast<uint64_t>(NextId()));
       alarm.set_time_unix_ms(entry.time_unix_ms());
@@ -131,7 +135,8 @@ void Member::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, Rene
   int64_t replicated_deadline = 0;
   // A core lease timing a blob lease is the blob adapter's, not the etcd API's to renew.
   const bool blob_core_lease = state_machine_->IsBlobCoreLease(request.id());
-  const int64_t ttl = blob_core_lease ? 0 : state_machine_->leases().Renew(request.id(), now, &replicated_deadline);
+  const int64_t ttl =
+      blob_core_lease ? 0 : state_machine_->leases().Renew(request.id(), now, &replicated_deadline);
   response.set_ttl(ttl);
   if (ttl == 0 && !blob_core_lease && state_machine_->leases().Contains(request.id())) {
     // Expired, not yet revoked. As etcd does, answer "gone" only once the revoke is applied, so a
@@ -140,7 +145,8 @@ void Member::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, Rene
     internalpb::InternalRequest revoke;
     revoke.mutable_lease_revoke()->set_id(request.id());
     revoke.set_leader_term(proposer_->leading_term());
-    Submit(std::move(revoke), [response = std::move(response), done = std::move(done)](storage::ApplyResult result) mutable {
+    Submit(std::move(revoke), [response = std::move(response),
+                               done = std::move(done)](storage::ApplyResult result) mutable {
       if (!result.status.ok() && !absl::IsNotFound(result.status)) {
         done(result.status);  // not revoked (e.g. deposed meanwhile): no answer this time
         return;
@@ -154,21 +160,23 @@ void Member::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, Rene
     done(std::move(response));
     return;
   }
-  checkpointer_->Request(request.id(), promised + config_.lease_lookahead_ms,
-                         [response = std::move(response), done = std::move(done)](absl::Status status) mutable {
-                           if (absl::IsNotFound(status)) {
-                             response.set_ttl(0);  // revoked meanwhile: the lease is gone
-                           } else if (!status.ok()) {
-                             done(status);  // not replicated: no promise can be made
-                             return;
-                           }
-                           done(std::move(response));
-                         });
+  checkpointer_->Request(
+      request.id(), promised + config_.lease_lookahead_ms,
+      [response = std::move(response), done = std::move(done)](absl::Status status) mutable {
+        if (absl::IsNotFound(status)) {
+          response.set_ttl(0);  // revoked meanwhile: the lease is gone
+        } else if (!status.ok()) {
+          done(status);  // not replicated: no promise can be made
+          return;
+        }
+        done(std::move(response));
+      });
 }
 
 absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> Member::LeaseTimeToLive(
     const etcdserverpb::LeaseTimeToLiveRequest& request) {
-  if (!IsLeader() || !proposer_->lease_valid() || !state_machine_->leases().is_primary()) return NotLeader();
+  if (!IsLeader() || !proposer_->lease_valid() || !state_machine_->leases().is_primary())
+    return NotLeader();
   etcdserverpb::LeaseTimeToLiveResponse response;
   response.set_id(request.id());
   auto ttl = state_machine_->leases().Lookup(request.id(), NowUnixMs(), request.keys());
@@ -185,20 +193,22 @@ absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> Member::LeaseTimeToLive(
 }
 
 template <typename Response>
-void Member::ProposeMembership(raftpb::ConfChangeType type, uint64_t node_id, internalpb::MemberRecord record,
-                               Response response, ChangeDone<Response> done) {
+void Member::ProposeMembership(raftpb::ConfChangeType type, uint64_t node_id,
+                               internalpb::MemberRecord record, Response response,
+                               ChangeDone<Response> done) {
   raftpb::ConfChange change;
   change.set_type(type);
   change.set_node_id(node_id);
   record.set_id(node_id);
   record.set_change_id(static_cast<uint64_t>(NextId()));
   change.set_context(record.SerializeAsString());
-  proposer_->ProposeConfChange(std::move(change), [this, response = std::move(response),
-                                                   done = std::move(done)](absl::Status st) mutable {
-    if (!st.ok()) return done(st);
-    ListMembers(response.mutable_members());
-    done(std::move(response));
-  });
+  proposer_->ProposeConfChange(
+      std::move(change),
+      [this, response = std::move(response), done = std::move(done)](absl::Status st) mutable {
+        if (!st.ok()) return done(st);
+        ListMembers(response.mutable_members());
+        done(std::move(response));
+      });
 }
 
 void Member::AddMember(const etcdserverpb::MemberAddRequest& request,
@@ -207,12 +217,15 @@ void Member::AddMember(const etcdserverpb::MemberAddRequest& request,
   const std::vector<internalpb::MemberRecord> members = state_machine_->members().List();
   for (const auto& existing : members) {
     for (const auto& url : existing.peer_urls()) {
-      if (std::find(request.peerurls().begin(), request.peerurls().end(), url) != request.peerurls().end()) {
+      if (std::find(request.peerurls().begin(), request.peerurls().end(), url) !=
+          request.peerurls().end()) {
         return done(errors::PeerUrlExists());
       }
     }
   }
-  if (absl::Status st = MayAddMember(members, request.islearner(), config_.strict_reconfig_check); !st.ok()) return done(st);
+  if (absl::Status st = MayAddMember(members, request.islearner(), config_.strict_reconfig_check);
+      !st.ok())
+    return done(st);
   internalpb::MemberRecord record;
   *record.mutable_peer_urls() = request.peerurls();
   record.set_is_learner(request.islearner());
@@ -224,18 +237,21 @@ void Member::AddMember(const etcdserverpb::MemberAddRequest& request,
   added->set_id(id);
   *added->mutable_peerurls() = request.peerurls();
   added->set_islearner(request.islearner());
-  ProposeMembership(request.islearner() ? raftpb::CONF_ADD_LEARNER : raftpb::CONF_ADD_VOTER, id, std::move(record),
-                    std::move(response), std::move(done));
+  ProposeMembership(request.islearner() ? raftpb::CONF_ADD_LEARNER : raftpb::CONF_ADD_VOTER, id,
+                    std::move(record), std::move(response), std::move(done));
 }
 
 void Member::RemoveMember(const etcdserverpb::MemberRemoveRequest& request,
                           ChangeDone<etcdserverpb::MemberRemoveResponse> done) {
   if (!IsLeader()) return done(errors::NoLeader());
   const std::vector<internalpb::MemberRecord> members = state_machine_->members().List();
-  if (std::none_of(members.begin(), members.end(), [&](const auto& m) { return m.id() == request.id(); })) {
+  if (std::none_of(members.begin(), members.end(),
+                   [&](const auto& m) { return m.id() == request.id(); })) {
     return done(errors::MemberNotFound());
   }
-  if (absl::Status st = MayRemoveMember(members, request.id(), config_.strict_reconfig_check); !st.ok()) return done(st);
+  if (absl::Status st = MayRemoveMember(members, request.id(), config_.strict_reconfig_check);
+      !st.ok())
+    return done(st);
   ProposeMembership(raftpb::CONF_REMOVE_NODE, request.id(), internalpb::MemberRecord(),
                     etcdserverpb::MemberRemoveResponse(), std::move(done));
 }
@@ -244,10 +260,13 @@ void Member::PromoteLearner(const etcdserverpb::MemberPromoteRequest& request,
                             ChangeDone<etcdserverpb::MemberPromoteResponse> done) {
   if (!IsLeader()) return done(errors::NoLeader());
   const std::vector<internalpb::MemberRecord> members = state_machine_->members().List();
-  auto it = std::find_if(members.begin(), members.end(), [&](const auto& m) { return m.id() == request.id(); });
+  auto it = std::find_if(members.begin(), members.end(),
+                         [&](const auto& m) { return m.id() == request.id(); });
   if (it == members.end()) return done(errors::MemberNotFound());
   if (!it->is_learner()) return done(errors::MemberNotLearner());
-  if (absl::Status st = MayPromoteMember(members, request.id(), config_.strict_reconfig_check); !st.ok()) return done(st);
+  if (absl::Status st = MayPromoteMember(members, request.id(), config_.strict_reconfig_check);
+      !st.ok())
+    return done(st);
   ProposeMembership(raftpb::CONF_PROMOTE_LEARNER, request.id(), internalpb::MemberRecord(),
                     etcdserverpb::MemberPromoteResponse(), std::move(done));
 }
@@ -264,7 +283,8 @@ void Member::ListMembers(google::protobuf::RepeatedPtrField<etcdserverpb::Member
     for (const auto& url : record.peer_urls()) member->add_peerurls(url);
     member->set_islearner(record.is_learner());
     // This member shows itself as it publishes itself: etcd answers clients only once its name and
-    // client URLs are applied, while this member answers from its start, before its publish applies.
+    // client URLs are applied, while this member answers from its start, before its publish
+    // applies.
     if (record.id() == config_.member_id) {
       member->set_name(config_.name);
       for (const auto& url : config_.client_urls) member->add_clienturls(url);

@@ -1,6 +1,6 @@
-// What every gRPC service of a member shares: its identity, the state machine it reads, the proposer
-// it writes through, the way to the leader for leader-only lease calls, and the limits it enforces.
-// Thread-safe.
+// What every gRPC service of a member shares: its identity, the state machine it reads, the
+// proposer it writes through, the way to the leader for leader-only lease calls, and the limits it
+// enforces. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -13,11 +13,11 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "etcdserverpb/rpc.pb.h"
+#include "server/auth/token_store.h"
 #include "server/member/leader_forwarder.h"
 #include "server/member/proposer.h"
-#include "server/auth/token_store.h"
-#include "storage/backend/engine.h"
 #include "storage/apply/state_machine.h"
+#include "storage/backend/engine.h"
 
 namespace leasehold::server {
 
@@ -40,8 +40,8 @@ struct MemberConfig {
   // renewal whose deadline this covers is acknowledged at once; a later one is first checkpointed.
   int64_t lease_allowance_ms = 500;
   // A checkpointed renewal records this much beyond the promised deadline, so a lease renewed often
-  // is checkpointed at most about once per (allowance + lookahead). allowance + lookahead is what an
-  // abandoned lease may outlive its TTL by: keep it within an election timeout.
+  // is checkpointed at most about once per (allowance + lookahead). allowance + lookahead is what
+  // an abandoned lease may outlive its TTL by: keep it within an election timeout.
   int64_t lease_lookahead_ms = 500;
   // etcd's request timeout (5 s plus two election timeouts): how long a keep-alive or a
   // time-to-live waits for a leader able to answer it.
@@ -79,24 +79,25 @@ class Member {
   // The user a call's auth token names (etcd's v3 auth). Unauthenticated "invalid auth token" when
   // it carries one while auth is disabled (as on etcd, which then knows no token), or one unknown
   // here, expired, or issued before the user's password changed, the user was deleted or auth was
-  // last enabled. Without a token: with --client-cert-auth and auth enabled, what `cert_user` returns
-  // (the common name of the client's verified certificate, etcd's TLS common-name authentication;
-  // asked only then, as finding it costs every call); else "".
+  // last enabled. Without a token: with --client-cert-auth and auth enabled, what `cert_user`
+  // returns (the common name of the client's verified certificate, etcd's TLS common-name
+  // authentication; asked only then, as finding it costs every call); else "".
   [[nodiscard]] absl::StatusOr<std::string> AuthenticatedUser(
-      std::string_view token, absl::FunctionRef<std::string()> cert_user = [] { return std::string(); });
+      std::string_view token,
+      absl::FunctionRef<std::string()> cert_user = [] { return std::string(); });
 
   // Whether this member is the current leader (it may still be unsure of it).
   bool IsLeader() const { return proposer_->leader_id() == config_.member_id; }
-  // etcd 3.4's rule for a learner: it answers only Maintenance Status and serializable Ranges. Every
-  // other client call, streams included, is refused before it does anything, with Unavailable
+  // etcd 3.4's rule for a learner: it answers only Maintenance Status and serializable Ranges.
+  // Every other client call, streams included, is refused before it does anything, with Unavailable
   // "etcdserver: rpc not supported for learner", so that clients move on to a voting member. Each
   // client-facing handler asks this first; OK unless this member is a learner.
   [[nodiscard]] absl::Status LearnerRefusal() const;
-  // The leader's answers to the leader-only lease calls. FailedPrecondition ("not the leader") unless
-  // this member leads, surely (Proposer::lease_valid) and with the expiry queue in place.
-  // A renewal is answered once its deadline is covered by the replicated one (see
-  // LeaseCheckpointer), so `done` may run later, on another thread; it never runs with a TTL the
-  // next leader would not honour. A lease revoked meanwhile is answered with TTL 0.
+  // The leader's answers to the leader-only lease calls. FailedPrecondition ("not the leader")
+  // unless this member leads, surely (Proposer::lease_valid) and with the expiry queue in place. A
+  // renewal is answered once its deadline is covered by the replicated one (see LeaseCheckpointer),
+  // so `done` may run later, on another thread; it never runs with a TTL the next leader would not
+  // honour. A lease revoked meanwhile is answered with TTL 0.
   using RenewDone = std::function<void(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse>)>;
   void RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, RenewDone done);
   [[nodiscard]] absl::StatusOr<etcdserverpb::LeaseTimeToLiveResponse> LeaseTimeToLive(
@@ -104,16 +105,17 @@ class Member {
 
   // The leader's half of etcd's membership changes; a follower forwards them here, since only the
   // leader knows which voters it hears from and how far a learner has caught up. Each checks the
-  // member table (etcd's "member not found", "Peer URLs already exists", "can only promote a learner
-  // member", and the strict reconfiguration checks of reconfig_checks.h) and proposes the change;
-  // the node loop adds the leader's own checks (connectivity, a learner in sync). "no leader"
-  // (Unavailable) unless this member leads, or while it has not yet heard from every live voter
-  // (nothing proposed: the caller may ask again). `done` gets the member list once the change is
-  // applied here; the header is the caller's to fill. It runs inline for a refusal made here, and
-  // otherwise later, on the node loop's responder thread.
+  // member table (etcd's "member not found", "Peer URLs already exists", "can only promote a
+  // learner member", and the strict reconfiguration checks of reconfig_checks.h) and proposes the
+  // change; the node loop adds the leader's own checks (connectivity, a learner in sync). "no
+  // leader" (Unavailable) unless this member leads, or while it has not yet heard from every live
+  // voter (nothing proposed: the caller may ask again). `done` gets the member list once the change
+  // is applied here; the header is the caller's to fill. It runs inline for a refusal made here,
+  // and otherwise later, on the node loop's responder thread.
   template <typename Response>
   using ChangeDone = std::function<void(absl::StatusOr<Response>)>;
-  void AddMember(const etcdserverpb::MemberAddRequest& request, ChangeDone<etcdserverpb::MemberAddResponse> done);
+  void AddMember(const etcdserverpb::MemberAddRequest& request,
+                 ChangeDone<etcdserverpb::MemberAddResponse> done);
   void RemoveMember(const etcdserverpb::MemberRemoveRequest& request,
                     ChangeDone<etcdserverpb::MemberRemoveResponse> done);
   void PromoteLearner(const etcdserverpb::MemberPromoteRequest& request,
@@ -129,11 +131,12 @@ class Member {
 
   // Stamps the entry with a request id and the current time, refuses it when larger than
   // --max-request-bytes (etcd's "request is too large") or while more than kMaxApplyLag committed
-  // entries wait to be applied (etcd's "too many requests"), and proposes it. An entry that grows the
-  // store past the quota is refused with "database space exceeded" and raises NOSPACE for this
+  // entries wait to be applied (etcd's "too many requests"), and proposes it. An entry that grows
+  // the store past the quota is refused with "database space exceeded" and raises NOSPACE for this
   // member (through the log, as etcd does), which then refuses such entries on every member.
   // `abandoned`: see Proposer::Propose.
-  void Submit(internalpb::InternalRequest entry, Proposer::Done done, Proposer::Abandoned abandoned = nullptr);
+  void Submit(internalpb::InternalRequest entry, Proposer::Done done,
+              Proposer::Abandoned abandoned = nullptr);
   // The engine's size on disk, re-measured at most every 100 ms (measuring lists the directory).
   int64_t DbSize();
 
@@ -147,8 +150,9 @@ class Member {
   // Proposes the change `type` of member `node_id`, with `record` (given that id and a change id)
   // as its context; once applied here, `done` gets `response` with the member list.
   template <typename Response>
-  void ProposeMembership(raftpb::ConfChangeType type, uint64_t node_id, internalpb::MemberRecord record,
-                         Response response, ChangeDone<Response> done);
+  void ProposeMembership(raftpb::ConfChangeType type, uint64_t node_id,
+                         internalpb::MemberRecord record, Response response,
+                         ChangeDone<Response> done);
 
   MemberConfig config_;
   storage::Engine* engine_;

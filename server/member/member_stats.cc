@@ -17,7 +17,8 @@ MemberStats StatsOf(Member& member) {
   stats.db_size_in_use_bytes = member.engine().ApproximateLiveSize();
   stats.revision = member.state_machine().revision();
   stats.leases = member.state_machine().leases().size();
-  member.state_machine().ReadBlobTable([&](const storage::BlobTable& table) { stats.blobs = table.blob_count(); });
+  member.state_machine().ReadBlobTable(
+      [&](const storage::BlobTable& table) { stats.blobs = table.blob_count(); });
   return stats;
 }
 

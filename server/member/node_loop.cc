@@ -1,4 +1,3 @@
-#include "server/observability/metrics.h"
 #include "server/member/node_loop.h"
 
 #include <chrono>
@@ -8,21 +7,24 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "server/observability/log.h"
-#include "server/member/reconfig_checks.h"
 #include "common/etcd_errors.h"
+#include "server/member/reconfig_checks.h"
+#include "server/observability/log.h"
+#include "server/observability/metrics.h"
 
 namespace leasehold::server {
 namespace {
 
 // Wall-clock time, which lease deadlines are kept in.
 int64_t UnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
 int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -38,7 +40,8 @@ void WriteOrDie(storage::Engine* engine, rocksdb::WriteBatch* batch, bool sync) 
   const auto start = std::chrono::steady_clock::now();
   absl::Status st = engine->Write(batch, sync);
   if (sync) {
-    Metrics::Get().ObserveWalFsync(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    Metrics::Get().ObserveWalFsync(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   if (!st.ok()) {
     LogError("raft log write failed; stopping", {{"error", st.ToString()}});
@@ -48,8 +51,9 @@ void WriteOrDie(storage::Engine* engine, rocksdb::WriteBatch* batch, bool sync) 
 
 }  // namespace
 
-NodeLoop::NodeLoop(storage::Engine* engine, storage::StateMachine* state_machine, storage::RaftLogStore* log_store,
-                   MessageSender* sender, Options options, ApplyObserver observer)
+NodeLoop::NodeLoop(storage::Engine* engine, storage::StateMachine* state_machine,
+                   storage::RaftLogStore* log_store, MessageSender* sender, Options options,
+                   ApplyObserver observer)
     : engine_(engine),
       state_machine_(state_machine),
       log_store_(log_store),
@@ -131,7 +135,8 @@ absl::Status NodeLoop::Start() {
       if (state_machine_->applied_index() == before) break;
     }
     if (sole_voter()) {
-      if (absl::Status st = node_->Campaign(); !st.ok()) LogWarn("campaign failed", {{"error", st.ToString()}});
+      if (absl::Status st = node_->Campaign(); !st.ok())
+        LogWarn("campaign failed", {{"error", st.ToString()}});
     }
   }
   started_ = true;
@@ -149,13 +154,19 @@ void NodeLoop::Stop() {
   if (thread_.joinable()) thread_.join();
   // Whatever still waits is answered "server stopped", after everything already applied.
   AppliedGroup last;
-  for (auto& [id, w] : waiters_) last.completions.emplace_back(std::move(w.done), storage::ApplyResult::Error(errors::Stopped()));
-  for (auto& [id, w] : conf_waiters_) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
+  for (auto& [id, w] : waiters_)
+    last.completions.emplace_back(std::move(w.done),
+                                  storage::ApplyResult::Error(errors::Stopped()));
+  for (auto& [id, w] : conf_waiters_)
+    last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
   for (auto& [ctx, asked] : read_waiters_) {
-    for (auto& w : asked.waiters) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
+    for (auto& w : asked.waiters)
+      last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
   }
-  for (auto& [index, w] : reads_to_serve_) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
-  for (auto& [to, w] : transfers_) last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
+  for (auto& [index, w] : reads_to_serve_)
+    last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
+  for (auto& [to, w] : transfers_)
+    last.status_completions.emplace_back(std::move(w.done), errors::Stopped());
   transfers_.clear();
   waiters_.clear();
   conf_waiters_.clear();
@@ -167,10 +178,15 @@ void NodeLoop::Stop() {
     std::swap(left, inbox_);
   }
   TakeHeld(left, &last);  // what waited for a leader is answered with the rest
-  for (auto& p : left.proposals) last.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::Stopped()));
-  for (auto& c : left.conf_changes) last.status_completions.emplace_back(std::move(c.done), errors::Stopped());
-  for (auto& r : left.reads) last.status_completions.emplace_back(std::move(r.done), errors::Stopped());
-  for (auto& t : left.transfers) last.status_completions.emplace_back(std::move(t.second), errors::Stopped());
+  for (auto& p : left.proposals)
+    last.completions.emplace_back(std::move(p.done),
+                                  storage::ApplyResult::Error(errors::Stopped()));
+  for (auto& c : left.conf_changes)
+    last.status_completions.emplace_back(std::move(c.done), errors::Stopped());
+  for (auto& r : left.reads)
+    last.status_completions.emplace_back(std::move(r.done), errors::Stopped());
+  for (auto& t : left.transfers)
+    last.status_completions.emplace_back(std::move(t.second), errors::Stopped());
   if (started_) {
     Hand(std::move(last));
     {
@@ -263,19 +279,22 @@ void NodeLoop::Run() {
   while (true) {
     {
       absl::MutexLock lock(&mu_);
-      const absl::Time deadline = absl::Now() + absl::Milliseconds(std::max<int64_t>(0, next_tick - SteadyMs()));
-      mu_.AwaitWithDeadline(
-          absl::Condition(
-              +[](NodeLoop* self) ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stopping_ || !self->inbox_.empty(); },
-              this),
-          deadline);
+      const absl::Time deadline =
+          absl::Now() + absl::Milliseconds(std::max<int64_t>(0, next_tick - SteadyMs()));
+      mu_.AwaitWithDeadline(absl::Condition(
+                                +[](NodeLoop* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                  return self->stopping_ || !self->inbox_.empty();
+                                },
+                                this),
+                            deadline);
       if (stopping_) return;
       std::swap(inbox, inbox_);
     }
     int64_t now = SteadyMs();
     if (now >= next_tick) {
       // Ticks missed while busy are made up, but not beyond one election timeout's worth.
-      int ticks = static_cast<int>(std::min<int64_t>((now - next_tick) / options_.tick_ms + 1, options_.election_ticks));
+      int ticks = static_cast<int>(
+          std::min<int64_t>((now - next_tick) / options_.tick_ms + 1, options_.election_ticks));
       for (int i = 0; i < ticks; ++i) node_->Tick();
       next_tick = now + options_.tick_ms;
     }
@@ -290,13 +309,15 @@ void NodeLoop::Run() {
     if (now >= next_sweep) {
       AppliedGroup expired;
       ExpireWaiters(now, &expired);
-      if (!expired.completions.empty() || !expired.status_completions.empty()) Hand(std::move(expired));
+      if (!expired.completions.empty() || !expired.status_completions.empty())
+        Hand(std::move(expired));
       RetryReadIndexes(now);
       MaybePublish(now);
       next_sweep = now + 100;
     }
     lease_valid_.store(node_->LeaseValid(), std::memory_order_relaxed);
-    pending_proposals_.store(static_cast<int64_t>(waiters_.size() + held_.proposals.size()), std::memory_order_relaxed);
+    pending_proposals_.store(static_cast<int64_t>(waiters_.size() + held_.proposals.size()),
+                             std::memory_order_relaxed);
     const bool sole_member_leader = node_->SoleMemberLeader();
     if (sole_member_leader && !sole_member_leader_.load(std::memory_order_relaxed)) {
       sole_member_read_floor_.store(node_->raft().log().LastIndex(), std::memory_order_release);
@@ -316,9 +337,11 @@ absl::Status NodeLoop::LearnerInSync(const raftpb::ConfChange& change) const {
   const auto& progress = node_->raft().progress();
   auto learner = progress.find(change.node_id());
   auto self = progress.find(options_.id);
-  if (learner == progress.end() || self == progress.end()) return absl::OkStatus();  // the table decides
+  if (learner == progress.end() || self == progress.end())
+    return absl::OkStatus();  // the table decides
   // etcd's measure: within 10% of the leader's own log.
-  if (static_cast<double>(learner->second.match_index) < 0.9 * static_cast<double>(self->second.match_index)) {
+  if (static_cast<double>(learner->second.match_index) <
+      0.9 * static_cast<double>(self->second.match_index)) {
     return errors::LearnerNotReady();
   }
   return absl::OkStatus();
@@ -330,7 +353,8 @@ absl::Status NodeLoop::LeaderDecides(const raftpb::ConfChange& change, int64_t n
   // Lost the lead since the change was taken: Raft would forward it past the new leader's checks.
   // Nothing reached a log, so the caller may take it to the new leader (LeaderRouter retries).
   if (raft.lead() != options_.id) return errors::NoLeader();
-  if (!options_.strict_reconfig_check) return LearnerInSync(change);  // as etcd's, which checks this always
+  if (!options_.strict_reconfig_check)
+    return LearnerInSync(change);  // as etcd's, which checks this always
   VoterHealth health;
   for (const auto& [id, progress] : raft.progress()) {
     if (progress.is_learner) continue;
@@ -339,8 +363,8 @@ absl::Status NodeLoop::LeaderDecides(const raftpb::ConfChange& change, int64_t n
   }
   // A new leader (or one whose loop stalled) has not yet heard from every live voter, and would
   // take one for silent: ask again once it surely has (LeaderRouter retries "no leader").
-  if (health.voters > 1 &&
-      (!raft.LeaseValid() || now_ms - leading_since_ms_ < options_.tick_ms * options_.election_ticks)) {
+  if (health.voters > 1 && (!raft.LeaseValid() || now_ms - leading_since_ms_ <
+                                                      options_.tick_ms * options_.election_ticks)) {
     return errors::NoLeader();
   }
   if (absl::Status st = LearnerInSync(change); !st.ok()) return st;
@@ -348,10 +372,17 @@ absl::Status NodeLoop::LeaderDecides(const raftpb::ConfChange& change, int64_t n
   const bool voter = target != raft.progress().end() && !target->second.is_learner;
   MembershipChange kind = MembershipChange::kPromote;
   switch (change.type()) {
-    case raftpb::CONF_ADD_VOTER: kind = MembershipChange::kAddVoter; break;
-    case raftpb::CONF_ADD_LEARNER: kind = MembershipChange::kAddLearner; break;
-    case raftpb::CONF_REMOVE_NODE: kind = voter ? MembershipChange::kRemoveVoter : MembershipChange::kRemoveLearner; break;
-    default: break;
+    case raftpb::CONF_ADD_VOTER:
+      kind = MembershipChange::kAddVoter;
+      break;
+    case raftpb::CONF_ADD_LEARNER:
+      kind = MembershipChange::kAddLearner;
+      break;
+    case raftpb::CONF_REMOVE_NODE:
+      kind = voter ? MembershipChange::kRemoveVoter : MembershipChange::kRemoveLearner;
+      break;
+    default:
+      break;
   }
   return HealthAllowsChange(kind, raft.PeerActive(change.node_id()), health);
 }
@@ -381,15 +412,17 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     if (st.ok()) {
       transfers_.emplace(to, StatusWaiter{std::move(done), deadline});
     } else {
-      failed.status_completions.emplace_back(
-          std::move(done), absl::IsFailedPrecondition(st) ? errors::NotLeader() : errors::BadLeaderTransferee());
+      failed.status_completions.emplace_back(std::move(done), absl::IsFailedPrecondition(st)
+                                                                  ? errors::NotLeader()
+                                                                  : errors::BadLeaderTransferee());
     }
   }
-  // A caller that gave up (its client cancelled, or its deadline passed) while its proposal waited in
-  // the inbox gets no late write: the client may already have sent it again elsewhere.
+  // A caller that gave up (its client cancelled, or its deadline passed) while its proposal waited
+  // in the inbox gets no late write: the client may already have sent it again elsewhere.
   std::erase_if(inbox.proposals, [&failed](PendingProposal& p) {
     if (!p.abandoned || !p.abandoned()) return false;
-    failed.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::RequestCancelled()));
+    failed.completions.emplace_back(std::move(p.done),
+                                    storage::ApplyResult::Error(errors::RequestCancelled()));
     return true;
   });
   if (!inbox.proposals.empty()) {
@@ -403,12 +436,14 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
         // Raft forwards to the leader it knows now (messages of this round included), not to the
         // one leader_ last recorded.
         const uint64_t lead = node_->raft().lead();
-        waiters_[p.entry.id()] = Waiter{std::move(p.done), p.deadline_ms, lead == options_.id ? 0 : lead};
+        waiters_[p.entry.id()] =
+            Waiter{std::move(p.done), p.deadline_ms, lead == options_.id ? 0 : lead};
       } else if (leaderless && RoomToHold(data[i].size())) {
         held_bytes_ += data[i].size();
         held_.proposals.push_back(std::move(p));
       } else {
-        failed.completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(errors::NoLeader()));
+        failed.completions.emplace_back(std::move(p.done),
+                                        storage::ApplyResult::Error(errors::NoLeader()));
       }
     }
   }
@@ -421,8 +456,8 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     // wrote: one without it could never be answered, so it is refused rather than proposed.
     internalpb::MemberRecord context;
     if (!context.ParseFromString(c.change.context()) || context.change_id() == 0) {
-      failed.status_completions.emplace_back(std::move(c.done),
-                                             absl::InternalError("membership change without a change id"));
+      failed.status_completions.emplace_back(
+          std::move(c.done), absl::InternalError("membership change without a change id"));
       continue;
     }
     absl::Status st = node_->ProposeConfChange(c.change);
@@ -431,17 +466,17 @@ void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
     } else if (leaderless && RoomToHold(0)) {
       held_.conf_changes.push_back(std::move(c));
     } else {
-      failed.status_completions.emplace_back(
-          std::move(c.done), absl::IsFailedPrecondition(st)
-                                 ? errors::Unhealthy()
-                                 : errors::NoLeader());
+      failed.status_completions.emplace_back(std::move(c.done), absl::IsFailedPrecondition(st)
+                                                                    ? errors::Unhealthy()
+                                                                    : errors::NoLeader());
     }
   }
   AskReadIndex(inbox.reads, leaderless, now_ms, &failed);
   if (!failed.completions.empty() || !failed.status_completions.empty()) Hand(std::move(failed));
 }
 
-void NodeLoop::AskReadIndex(std::vector<PendingRead>& reads, bool leaderless, int64_t now_ms, AppliedGroup* failed) {
+void NodeLoop::AskReadIndex(std::vector<PendingRead>& reads, bool leaderless, int64_t now_ms,
+                            AppliedGroup* failed) {
   if (reads.empty()) return;
   // The leader keeps every member's pending reads by context, and ignores a context it already
   // holds: it must be unique across the cluster (this member's id), and across this member's
@@ -473,7 +508,8 @@ void NodeLoop::RetryReadIndexes(int64_t now_ms) {
       ++it;
       continue;
     }
-    for (auto& w : it->second.waiters) again.push_back(PendingRead{std::move(w.done), w.deadline_ms});
+    for (auto& w : it->second.waiters)
+      again.push_back(PendingRead{std::move(w.done), w.deadline_ms});
     it = read_waiters_.erase(it);
     Metrics::Get().CountSlowReadIndex();
   }
@@ -509,8 +545,9 @@ void NodeLoop::DropHeldProposals(int64_t now_ms, AppliedGroup* group) {
     const bool abandoned = p.abandoned && p.abandoned();
     if (!abandoned && p.deadline_ms > now_ms) return false;
     held_bytes_ -= p.entry.GetCachedSize();  // sized when serialized
-    group->completions.emplace_back(std::move(p.done), storage::ApplyResult::Error(
-                                                           abandoned ? errors::RequestCancelled() : errors::NoLeader()));
+    group->completions.emplace_back(
+        std::move(p.done),
+        storage::ApplyResult::Error(abandoned ? errors::RequestCancelled() : errors::NoLeader()));
     return true;
   });
 }
@@ -541,8 +578,10 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
     log_store_->Append(rd.entries, &batch);
     if (rd.hard_state) {
       const raftpb::HardState& previous = log_store_->hard_state();
-      // A vote or a new term must be durable before any message reflects it; a commit index need not.
-      sync = sync || rd.hard_state->term() != previous.term() || rd.hard_state->vote() != previous.vote();
+      // A vote or a new term must be durable before any message reflects it; a commit index need
+      // not.
+      sync = sync || rd.hard_state->term() != previous.term() ||
+             rd.hard_state->vote() != previous.vote();
       log_store_->SetHardState(*rd.hard_state, &batch);
       term_.store(rd.hard_state->term(), std::memory_order_relaxed);
       committed_.store(rd.hard_state->commit(), std::memory_order_relaxed);
@@ -558,8 +597,9 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
         LogError("cannot load the installed snapshot; stopping", {{"error", st.ToString()}});
         std::abort();
       }
-      LogInfo("installed a snapshot from the leader", {{"index", std::to_string(rd.snapshot->metadata().index())},
-                                                      {"revision", std::to_string(state_machine_->revision())}});
+      LogInfo("installed a snapshot from the leader",
+              {{"index", std::to_string(rd.snapshot->metadata().index())},
+               {"revision", std::to_string(state_machine_->revision())}});
     }
     if (!rd.messages.empty()) SendReadyMessages(&rd);
 
@@ -580,7 +620,8 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
     }
     const uint64_t applied = state_machine_->applied_index();
     while (!reads_to_serve_.empty() && reads_to_serve_.begin()->first <= applied) {
-      group.status_completions.emplace_back(std::move(reads_to_serve_.begin()->second.done), absl::OkStatus());
+      group.status_completions.emplace_back(std::move(reads_to_serve_.begin()->second.done),
+                                            absl::OkStatus());
       reads_to_serve_.erase(reads_to_serve_.begin());
     }
     if (new_leader_ != 0) {
@@ -595,7 +636,8 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
           ++it;
           continue;
         }
-        group.completions.emplace_back(std::move(it->second.done), storage::ApplyResult::Error(errors::LeaderChanged()));
+        group.completions.emplace_back(std::move(it->second.done),
+                                       storage::ApplyResult::Error(errors::LeaderChanged()));
         it = waiters_.erase(it);
       }
       // Read barriers still waiting for a read index asked of an earlier leader will not get one:
@@ -643,8 +685,10 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
       const raftpb::ConfState cs = node_->ApplyConfChange(change);
       state_machine_->ApplyConfChange(e.index(), change, cs);
       LogInfo("membership changed", {{"change", raftpb::ConfChangeType_Name(change.type())},
-                                     {"member", Hex(change.node_id())}, {"index", std::to_string(e.index())}});
-      if (change.type() == raftpb::CONF_REMOVE_NODE && change.node_id() == options_.id && options_.on_removed) {
+                                     {"member", Hex(change.node_id())},
+                                     {"index", std::to_string(e.index())}});
+      if (change.type() == raftpb::CONF_REMOVE_NODE && change.node_id() == options_.id &&
+          options_.on_removed) {
         options_.on_removed();
       }
       // A change proposed elsewhere (or by an older version) may carry no readable context: no
@@ -667,7 +711,8 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
       // A deposed leader's lease decision, forwarded to its successor: dropped by every member
       // (see InternalRequest.leader_term). The entry still takes its index.
       LogWarn("dropped a deposed leader's lease decision",
-              {{"decided-in-term", std::to_string(request.leader_term())}, {"logged-in-term", std::to_string(e.term())}});
+              {{"decided-in-term", std::to_string(request.leader_term())},
+               {"logged-in-term", std::to_string(e.term())}});
       const uint64_t id = request.id();
       request.Clear();
       request.set_id(id);
@@ -705,33 +750,39 @@ void NodeLoop::ApplyCommitted(const std::vector<raftpb::Entry>& entries, Applied
     state_machine_->leases().Promote(options_.promote_allowance_ms, UnixMs());
     leading_term_.store(node_->raft().term(), std::memory_order_relaxed);
     LogInfo("leading: lease expiry tracked here",
-            {{"term", std::to_string(node_->raft().term())}, {"leases", std::to_string(state_machine_->leases().size())}});
+            {{"term", std::to_string(node_->raft().term())},
+             {"leases", std::to_string(state_machine_->leases().size())}});
   }
 }
 
-void NodeLoop::WarnIfSlow(const internalpb::InternalRequest& request, std::chrono::steady_clock::duration took) const {
+void NodeLoop::WarnIfSlow(const internalpb::InternalRequest& request,
+                          std::chrono::steady_clock::duration took) const {
   const absl::Duration expected = absl::Microseconds(options_.warning_apply_duration_us);
   if (absl::FromChrono(took) <= expected) return;
   // What was applied, without values (as etcd shows a put's value_size, not its value).
   std::string what;
   switch (request.request_case()) {
     case internalpb::InternalRequest::kPut:
-      what = absl::StrCat("put:<key:\"", absl::CHexEscape(request.put().key()), "\" value_size:",
-                          request.put().value().size(), ">");
+      what = absl::StrCat("put:<key:\"", absl::CHexEscape(request.put().key()),
+                          "\" value_size:", request.put().value().size(), ">");
       break;
     case internalpb::InternalRequest::kDeleteRange:
-      what = absl::StrCat("delete_range:<key:\"", absl::CHexEscape(request.delete_range().key()), "\" range_end:\"",
-                          absl::CHexEscape(request.delete_range().range_end()), "\">");
+      what = absl::StrCat("delete_range:<key:\"", absl::CHexEscape(request.delete_range().key()),
+                          "\" range_end:\"", absl::CHexEscape(request.delete_range().range_end()),
+                          "\">");
       break;
     case internalpb::InternalRequest::kTxn:
-      what = absl::StrCat("txn:<compare:", request.txn().compare_size(), " success:", request.txn().success_size(),
+      what = absl::StrCat("txn:<compare:", request.txn().compare_size(),
+                          " success:", request.txn().success_size(),
                           " failure:", request.txn().failure_size(), ">");
       break;
     case internalpb::InternalRequest::REQUEST_NOT_SET:
       what = "empty";
       break;
     default:
-      what = request.GetDescriptor()->FindFieldByNumber(static_cast<int>(request.request_case()))->name();
+      what = request.GetDescriptor()
+                 ->FindFieldByNumber(static_cast<int>(request.request_case()))
+                 ->name();
   }
   LogWarn("apply request took too long", {{"took", GoDuration(absl::FromChrono(took))},
                                           {"expected-duration", GoDuration(expected)},
@@ -740,7 +791,9 @@ void NodeLoop::WarnIfSlow(const internalpb::InternalRequest& request, std::chron
 }
 
 void NodeLoop::InstallSnapshot(const raftpb::Snapshot& snapshot, rocksdb::WriteBatch* batch) {
-  if (absl::Status st = state_machine_->PrepareInstall(snapshot.data(), snapshot.metadata().index(), batch); !st.ok()) {
+  if (absl::Status st =
+          state_machine_->PrepareInstall(snapshot.data(), snapshot.metadata().index(), batch);
+      !st.ok()) {
     LogError("received an unreadable snapshot; stopping", {{"error", st.ToString()}});
     std::abort();
   }
@@ -766,13 +819,15 @@ absl::StatusOr<raftpb::Snapshot> NodeLoop::MakeSnapshot() {
 
 void NodeLoop::MaybeCompact() {
   const uint64_t applied = state_machine_->applied_index();
-  if (applied < log_store_->FirstIndex() + options_.snapshot_count + options_.catch_up_entries) return;
+  if (applied < log_store_->FirstIndex() + options_.snapshot_count + options_.catch_up_entries)
+    return;
   rocksdb::WriteBatch batch;
   log_store_->Compact(applied - options_.catch_up_entries, &batch);
   // Unsynced is enough: the engine's log keeps writes in order, so the state flushed before this
   // survives whenever this does.
   WriteOrDie(engine_, &batch, /*sync=*/false);
-  LogInfo("compacted the raft log", {{"up-to", std::to_string(applied - options_.catch_up_entries)}});
+  LogInfo("compacted the raft log",
+          {{"up-to", std::to_string(applied - options_.catch_up_entries)}});
 }
 
 void NodeLoop::OnSoftState(const raft::SoftState& soft) {
@@ -791,7 +846,8 @@ void NodeLoop::OnSoftState(const raft::SoftState& soft) {
   if (soft.lead != 0 && previous != soft.lead) new_leader_ = soft.lead;
   if (previous != soft.lead) {
     if (soft.lead != 0) Metrics::Get().CountLeaderChange();
-    LogInfo("leader changed", {{"leader", Hex(soft.lead)}, {"term", std::to_string(node_->raft().term())}});
+    LogInfo("leader changed",
+            {{"leader", Hex(soft.lead)}, {"term", std::to_string(node_->raft().term())}});
   }
 }
 
@@ -800,8 +856,8 @@ void NodeLoop::MaybePublish(int64_t now_ms) {
   auto stored = state_machine_->members().Find(options_.id);
   if (!stored) return;  // not (yet) a member as far as the applied log says
   if (stored->name() == options_.self.name() &&
-      std::equal(stored->client_urls().begin(), stored->client_urls().end(), options_.self.client_urls().begin(),
-                 options_.self.client_urls().end())) {
+      std::equal(stored->client_urls().begin(), stored->client_urls().end(),
+                 options_.self.client_urls().begin(), options_.self.client_urls().end())) {
     published_ = true;
     if (options_.on_published) options_.on_published();
     return;
@@ -818,7 +874,8 @@ void NodeLoop::MaybePublish(int64_t now_ms) {
   std::vector<std::string> data = {entry.SerializeAsString()};
   if (node_->ProposeBatch(data).ok()) {
     // Answered (or not) like any proposal; the next sweep checks the stored record again.
-    waiters_[entry.id()] = Waiter{[](storage::ApplyResult) {}, now_ms + options_.request_timeout_ms};
+    waiters_[entry.id()] =
+        Waiter{[](storage::ApplyResult) {}, now_ms + options_.request_timeout_ms};
   }
 }
 
@@ -840,14 +897,16 @@ void RemoveExpired(Map& waiters, int64_t now_ms, Expire expire) {
 
 void NodeLoop::FinishTransfers(AppliedGroup* group) {
   auto [first, last] = transfers_.equal_range(leader_id());
-  for (auto it = first; it != last; ++it) group->status_completions.emplace_back(std::move(it->second.done), absl::OkStatus());
+  for (auto it = first; it != last; ++it)
+    group->status_completions.emplace_back(std::move(it->second.done), absl::OkStatus());
   transfers_.erase(first, last);
 }
 
 void NodeLoop::ExpireWaiters(int64_t now_ms, AppliedGroup* group) {
   ExpireHeld(now_ms, group);
   RemoveExpired(waiters_, now_ms, [group](Waiter& w) {
-    group->completions.emplace_back(std::move(w.done), storage::ApplyResult::Error(errors::RequestTimeout()));
+    group->completions.emplace_back(std::move(w.done),
+                                    storage::ApplyResult::Error(errors::RequestTimeout()));
   });
   auto time_out = [group](StatusWaiter& w) {
     group->status_completions.emplace_back(std::move(w.done), errors::RequestTimeout());
@@ -897,7 +956,8 @@ void NodeLoop::Respond() {
         for (auto& [done, result] : group.completions) {
           // As etcd counts them: proposals that timed out, lost their leader or were given up.
           const absl::Status& st = result.status;
-          if ((absl::IsUnavailable(st) || st == errors::RequestCancelled()) && st != errors::Stopped()) {
+          if ((absl::IsUnavailable(st) || st == errors::RequestCancelled()) &&
+              st != errors::Stopped()) {
             Metrics::Get().CountProposalFailed();
           }
           done(std::move(result));

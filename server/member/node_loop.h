@@ -33,9 +33,9 @@
 #include "raft/node.h"
 #include "server/member/proposer.h"
 #include "server/peer/message_sender.h"
+#include "storage/apply/state_machine.h"
 #include "storage/backend/engine.h"
 #include "storage/backend/raft_log_store.h"
-#include "storage/apply/state_machine.h"
 
 namespace leasehold::server {
 
@@ -44,7 +44,8 @@ class NodeLoop : public Proposer {
   struct Options {
     uint64_t id = 0;
     // Founding voters of a new cluster: written as the log's first entries (term 1) when the log is
-    // empty. Empty for a member joining an existing cluster, which learns everything from the leader.
+    // empty. Empty for a member joining an existing cluster, which learns everything from the
+    // leader.
     std::vector<internalpb::MemberRecord> bootstrap_members;
     // What this member publishes about itself once it sees a leader.
     internalpb::MemberRecord self;
@@ -58,8 +59,8 @@ class NodeLoop : public Proposer {
     // --snapshot-count and its 5,000 catch-up entries).
     uint64_t snapshot_count = 100000;
     uint64_t catch_up_entries = 5000;
-    // etcd's --strict-reconfig-check: when false, LeaderDecides checks only that a learner to promote
-    // has caught up.
+    // etcd's --strict-reconfig-check: when false, LeaderDecides checks only that a learner to
+    // promote has caught up.
     bool strict_reconfig_check = true;
     // Raft's pre-vote (etcd's --pre-vote).
     bool pre_vote = true;
@@ -67,7 +68,8 @@ class NodeLoop : public Proposer {
     // etcd logs it ("apply request took too long").
     int64_t warning_apply_duration_us = 100'000;
     // Apply the committed log while starting, and campaign at once if that leaves this member the
-    // only voter (after --force-new-cluster removed the others) instead of an election timeout later.
+    // only voter (after --force-new-cluster removed the others) instead of an election timeout
+    // later.
     bool replay_before_start = false;
     // Called (on the loop thread, once) when this member applies its own removal.
     std::function<void()> on_removed;
@@ -82,13 +84,15 @@ class NodeLoop : public Proposer {
   // never published. The group's writers and reads are answered when the observer calls `answer`
   // (at most once; it may, between the watchers that should hear first and the rest), or else
   // once it returns.
-  using ApplyObserver = std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision, bool resync,
-                                           const std::function<void()>& answer)>;
+  using ApplyObserver =
+      std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision, bool resync,
+                         const std::function<void()>& answer)>;
   using StatusDone = std::function<void(absl::Status)>;
 
   // None of the pointers is owned; all must outlive this object.
-  NodeLoop(storage::Engine* engine, storage::StateMachine* state_machine, storage::RaftLogStore* log_store,
-           MessageSender* sender, Options options, ApplyObserver observer);
+  NodeLoop(storage::Engine* engine, storage::StateMachine* state_machine,
+           storage::RaftLogStore* log_store, MessageSender* sender, Options options,
+           ApplyObserver observer);
   ~NodeLoop() override { Stop(); }
 
   // Bootstraps an empty log when founding a cluster, creates the Raft node (replaying entries
@@ -102,7 +106,9 @@ class NodeLoop : public Proposer {
   void Propose(internalpb::InternalRequest entry, Done done, Abandoned abandoned) override;
   uint64_t committed_index() const override { return committed_.load(std::memory_order_relaxed); }
   uint64_t applied_index() const override { return state_machine_->applied_index(); }
-  int64_t pending_proposals() const override { return pending_proposals_.load(std::memory_order_relaxed); }
+  int64_t pending_proposals() const override {
+    return pending_proposals_.load(std::memory_order_relaxed);
+  }
   uint64_t term() const override { return term_.load(std::memory_order_relaxed); }
 
   // Proposes a membership change; `done` gets OK once it is applied here.
@@ -135,14 +141,16 @@ class NodeLoop : public Proposer {
   struct Waiter {
     Done done;
     int64_t deadline_ms = 0;
-    uint64_t forwarded_to = 0;  // the leader it went to, when another member led: lost if that one died
+    uint64_t forwarded_to =
+        0;  // the leader it went to, when another member led: lost if that one died
   };
   struct StatusWaiter {
     StatusDone done;
     int64_t deadline_ms = 0;
     uint64_t asked = 0;  // read barriers: the leader the read index was asked of
   };
-  // deadline_ms: 0 until the loop first takes the request (then its arrival plus the request timeout).
+  // deadline_ms: 0 until the loop first takes the request (then its arrival plus the request
+  // timeout).
   struct PendingProposal {
     internalpb::InternalRequest entry;
     Done done;
@@ -213,7 +221,8 @@ class NodeLoop : public Proposer {
   void SendReadyMessages(raft::Ready* rd);
   void ApplyCommitted(const std::vector<raftpb::Entry>& entries, AppliedGroup* group);
   // Logs `request` when applying it took longer than Options::warning_apply_duration_us.
-  void WarnIfSlow(const internalpb::InternalRequest& request, std::chrono::steady_clock::duration took) const;
+  void WarnIfSlow(const internalpb::InternalRequest& request,
+                  std::chrono::steady_clock::duration took) const;
   void OnSoftState(const raft::SoftState& soft);
   void InstallSnapshot(const raftpb::Snapshot& snapshot, rocksdb::WriteBatch* batch);
   void MaybeCompact();
@@ -222,7 +231,8 @@ class NodeLoop : public Proposer {
   void ExpireWaiters(int64_t now_ms, AppliedGroup* group);
   // Asks the node for a read index on behalf of `reads` (one request for all); when it cannot (no
   // leader), holds them for one if `leaderless` and there is room, else fails them in `failed`.
-  void AskReadIndex(std::vector<PendingRead>& reads, bool leaderless, int64_t now_ms, AppliedGroup* failed);
+  void AskReadIndex(std::vector<PendingRead>& reads, bool leaderless, int64_t now_ms,
+                    AppliedGroup* failed);
   // Asks again for the reads that have waited kReadIndexRetryMs for their read index.
   void RetryReadIndexes(int64_t now_ms);
   void FinishTransfers(AppliedGroup* group);
@@ -237,8 +247,8 @@ class NodeLoop : public Proposer {
 
   // Owned by the loop thread.
   std::unique_ptr<raft::Node> node_;
-  std::map<uint64_t, Waiter> waiters_;                  // by entry request id
-  std::map<uint64_t, StatusWaiter> conf_waiters_;       // by change id (MemberRecord.change_id)
+  std::map<uint64_t, Waiter> waiters_;             // by entry request id
+  std::map<uint64_t, StatusWaiter> conf_waiters_;  // by change id (MemberRecord.change_id)
   // Reads whose read index was asked for, by the request's context, until the index comes.
   struct AskedReads {
     std::vector<StatusWaiter> waiters;
@@ -256,8 +266,8 @@ class NodeLoop : public Proposer {
   size_t held_bytes_ = 0;  // the held proposals' serialized size
   static constexpr size_t kMaxHeldRequests = 10000;
   static constexpr size_t kMaxHeldBytes = 64 << 20;
-  std::multimap<uint64_t, StatusWaiter> transfers_;       // by transferee, until it leads
-  uint64_t next_read_context_;  // from a random start: see AskReadIndex
+  std::multimap<uint64_t, StatusWaiter> transfers_;  // by transferee, until it leads
+  uint64_t next_read_context_;                       // from a random start: see AskReadIndex
   bool promote_pending_ = false;
   bool snapshot_installed_ = false;  // set by InstallSnapshot, cleared once the state is reloaded
   bool published_ = false;
@@ -268,11 +278,13 @@ class NodeLoop : public Proposer {
   std::atomic<uint64_t> leading_term_{0};  // see Proposer::leading_term
   std::atomic<uint64_t> committed_{0};
   std::atomic<bool> lease_valid_{false};
-  // See ReadBarrier. The floor is the last log index when this member became the sole member leader.
+  // See ReadBarrier. The floor is the last log index when this member became the sole member
+  // leader.
   std::atomic<bool> sole_member_leader_{false};
   std::atomic<uint64_t> sole_member_read_floor_{0};
   uint64_t new_leader_ = 0;  // loop thread only: a leader newly known this Ready; see ProcessReady
-  int64_t leading_since_ms_ = 0;  // loop thread only: when this member last became leader (steady clock)
+  int64_t leading_since_ms_ =
+      0;  // loop thread only: when this member last became leader (steady clock)
   // When the loop last computed lease_valid_ (steady clock, ms): a loop stalled for longer than two
   // ticks cannot vouch for its leadership, whatever it computed last.
   std::atomic<int64_t> lease_checked_ms_{0};

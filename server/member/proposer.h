@@ -26,7 +26,9 @@ class Proposer {
   // has gone, as etcd drops it, rather than written when a leader comes: a client that gave up
   // sees no late write. `done` then gets "request cancelled". Thread-safe.
   virtual void Propose(internalpb::InternalRequest entry, Done done, Abandoned abandoned) = 0;
-  void Propose(internalpb::InternalRequest entry, Done done) { Propose(std::move(entry), std::move(done), nullptr); }
+  void Propose(internalpb::InternalRequest entry, Done done) {
+    Propose(std::move(entry), std::move(done), nullptr);
+  }
   // Calls `done` with OK once this member's state includes every write that any member answered,
   // or published events of, before the call (a linearizable read may then be served locally), or
   // with one of the errors above.
@@ -34,7 +36,8 @@ class Proposer {
   // Proposes a membership change (its context a MemberRecord with a change_id); `done` gets OK once
   // this member has applied it, "unhealthy cluster" while another change is still unapplied, or
   // one of the errors above.
-  virtual void ProposeConfChange(raftpb::ConfChange change, std::function<void(absl::Status)> done) = 0;
+  virtual void ProposeConfChange(raftpb::ConfChange change,
+                                 std::function<void(absl::Status)> done) = 0;
   // Hands leadership to voter `to` (etcd's MoveLeader); `done` gets OK once `to` leads, or
   // "etcdserver: not leader" / "bad leader transferee" / "leader transfer took too long".
   virtual void TransferLeadership(uint64_t to, std::function<void(absl::Status)> done) = 0;

@@ -42,6 +42,7 @@ enum class MembershipChange { kAddVoter, kAddLearner, kRemoveVoter, kRemoveLearn
 // otherwise). Removing an active voter: the active voters left must be a majority of the voters
 // left. A silent voter (`target_active` false) or a learner may always go: neither is part of the
 // working quorum. A promotion is not checked here (see NodeLoop::LearnerInSync).
-[[nodiscard]] absl::Status HealthAllowsChange(MembershipChange change, bool target_active, VoterHealth health);
+[[nodiscard]] absl::Status HealthAllowsChange(MembershipChange change, bool target_active,
+                                              VoterHealth health);
 
 }  // namespace leasehold::server

@@ -21,10 +21,10 @@ using grpc::experimental::InterceptionHookPoints;
 
 // Go's names for the status codes, in code order, as the grpc_code label carries them.
 constexpr std::array<const char*, 17> kCodeNames = {
-    "OK",           "Canceled",         "Unknown",           "InvalidArgument",    "DeadlineExceeded",
-    "NotFound",     "AlreadyExists",    "PermissionDenied",  "ResourceExhausted",  "FailedPrecondition",
-    "Aborted",      "OutOfRange",       "Unimplemented",     "Internal",           "Unavailable",
-    "DataLoss",     "Unauthenticated",
+    "OK",       "Canceled",        "Unknown",          "InvalidArgument",   "DeadlineExceeded",
+    "NotFound", "AlreadyExists",   "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+    "Aborted",  "OutOfRange",      "Unimplemented",    "Internal",          "Unavailable",
+    "DataLoss", "Unauthenticated",
 };
 
 struct MethodCounters {
@@ -64,10 +64,13 @@ class Counters {
     if (it != by_path_.end()) return it->second;
     std::string_view rest = path.substr(path.empty() || path.front() != '/' ? 0 : 1);
     const size_t slash = rest.find('/');
-    const std::string service(rest.substr(0, slash)), method(slash == std::string_view::npos ? "" : rest.substr(slash + 1));
+    const std::string service(rest.substr(0, slash)),
+        method(slash == std::string_view::npos ? "" : rest.substr(slash + 1));
     Metrics& m = Metrics::Get();
-    const std::map<std::string, std::string> labels = {{"grpc_type", type}, {"grpc_service", service}, {"grpc_method", method}};
-    MethodCounters c{&m.GrpcStarted().Add(labels), &m.GrpcReceived().Add(labels), &m.GrpcSent().Add(labels), {}};
+    const std::map<std::string, std::string> labels = {
+        {"grpc_type", type}, {"grpc_service", service}, {"grpc_method", method}};
+    MethodCounters c{
+        &m.GrpcStarted().Add(labels), &m.GrpcReceived().Add(labels), &m.GrpcSent().Add(labels), {}};
     for (size_t code = 0; code < kCodeNames.size(); ++code) {
       auto with_code = labels;
       with_code["grpc_code"] = kCodeNames[code];
@@ -75,8 +78,9 @@ class Counters {
     }
     if (handling_time_) {
       // Prometheus' default buckets, as grpc-go's interceptors use them.
-      c.handling = &m.GrpcHandlingSeconds().Add(labels, prometheus::Histogram::BucketBoundaries{
-                                                            0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
+      c.handling = &m.GrpcHandlingSeconds().Add(
+          labels, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                          1, 2.5, 5, 10});
     }
     return by_path_.emplace(std::string(path), c).first->second;
   }
@@ -84,13 +88,15 @@ class Counters {
  private:
   explicit Counters(bool handling_time) : handling_time_(handling_time) {
     const auto* pool = google::protobuf::DescriptorPool::generated_pool();
-    for (const char* name : {"etcdserverpb.KV", "etcdserverpb.Watch", "etcdserverpb.Lease", "etcdserverpb.Cluster",
-                             "etcdserverpb.Maintenance", "etcdserverpb.Auth"}) {
+    for (const char* name :
+         {"etcdserverpb.KV", "etcdserverpb.Watch", "etcdserverpb.Lease", "etcdserverpb.Cluster",
+          "etcdserverpb.Maintenance", "etcdserverpb.Auth"}) {
       const auto* service = pool->FindServiceByName(name);
       if (service == nullptr) continue;
       for (int i = 0; i < service->method_count(); ++i) {
         const auto* method = service->method(i);
-        For("/" + service->full_name() + "/" + method->name(), TypeName(method->client_streaming(), method->server_streaming()));
+        For("/" + service->full_name() + "/" + method->name(),
+            TypeName(method->client_streaming(), method->server_streaming()));
       }
     }
   }
@@ -112,12 +118,15 @@ class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
         methods->GetRecvMessage() != nullptr) {
       counters_.received->Increment();
     }
-    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_MESSAGE)) counters_.sent->Increment();
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_MESSAGE))
+      counters_.sent->Increment();
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const size_t code = static_cast<size_t>(methods->GetSendStatus().error_code());
-      counters_.handled[code < kCodeNames.size() ? code : 2]->Increment();  // anything else: Unknown
+      counters_.handled[code < kCodeNames.size() ? code : 2]
+          ->Increment();  // anything else: Unknown
       if (counters_.handling != nullptr) {
-        counters_.handling->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at_).count());
+        counters_.handling->Observe(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at_).count());
       }
     }
     methods->Proceed();
@@ -128,21 +137,24 @@ class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
   std::chrono::steady_clock::time_point started_at_;
 };
 
-class GrpcMetricsInterceptorFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+class GrpcMetricsInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
     using Type = grpc::experimental::ServerRpcInfo::Type;
     const Type type = info->type();
     const char* name = TypeName(type == Type::CLIENT_STREAMING || type == Type::BIDI_STREAMING,
                                 type == Type::SERVER_STREAMING || type == Type::BIDI_STREAMING);
-    return new GrpcMetricsInterceptor(Counters::Get().For(info->method() != nullptr ? info->method() : "", name));
+    return new GrpcMetricsInterceptor(
+        Counters::Get().For(info->method() != nullptr ? info->method() : "", name));
   }
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewGrpcMetricsInterceptorFactory(
-    bool handling_time) {
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+NewGrpcMetricsInterceptorFactory(bool handling_time) {
   Counters::Get(handling_time);  // etcd's services' series exist from the start
   return std::make_unique<GrpcMetricsInterceptorFactory>();
 }

@@ -10,11 +10,11 @@
 namespace leasehold::server {
 
 // Counts every call of the server it is installed on. The methods of the services named in the
-// process's protobuf descriptors (etcd's KV, Watch, Lease, Cluster, Maintenance and Auth) have their
-// series from the start, at zero, as etcd registers them. With `handling_time` (etcd's --metrics
-// extensive), each call's time until its status is sent goes to grpc_server_handling_seconds too.
-// One server per process.
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewGrpcMetricsInterceptorFactory(
-    bool handling_time);
+// process's protobuf descriptors (etcd's KV, Watch, Lease, Cluster, Maintenance and Auth) have
+// their series from the start, at zero, as etcd registers them. With `handling_time` (etcd's
+// --metrics extensive), each call's time until its status is sent goes to
+// grpc_server_handling_seconds too. One server per process.
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+NewGrpcMetricsInterceptorFactory(bool handling_time);
 
 }  // namespace leasehold::server

@@ -25,11 +25,21 @@ std::string JsonEscape(std::string_view text) {
   out.reserve(text.size());
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           out += absl::StrFormat("\\u%04x", c);
@@ -89,7 +99,8 @@ absl::Status SetLogOutputs(const std::vector<std::string>& outputs) {
       files.push_back(stdout);
     } else {
       FILE* file = std::fopen(output.c_str(), "a");
-      if (file == nullptr) return absl::InvalidArgumentError("cannot open log output '" + output + "'");
+      if (file == nullptr)
+        return absl::InvalidArgumentError("cannot open log output '" + output + "'");
       std::setvbuf(file, nullptr, _IOLBF, 0);  // whole lines, at once
       files.push_back(file);
     }
@@ -102,7 +113,8 @@ void Log(LogLevel level, std::string_view message, const LogFields& fields) {
   if (static_cast<int>(level) < min_level.load(std::memory_order_relaxed)) return;
   std::string line = "{\"level\":\"";
   line += kNames[static_cast<int>(level)];
-  line += "\",\"ts\":\"" + absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone());
+  line +=
+      "\",\"ts\":\"" + absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone());
   line += "\",\"msg\":\"" + JsonEscape(message) + "\"";
   for (const auto& [key, value] : fields) line += ",\"" + key + "\":\"" + JsonEscape(value) + "\"";
   line += "}\n";

@@ -42,15 +42,15 @@ class Metrics {
  public:
   static Metrics& Get();
 
-  void CountLeaderChange();                 // etcd_server_leader_changes_seen_total
-  void CountSlowReadIndex();                // etcd_server_slow_read_indexes_total (etcd 3.5's)
-  void CountExpiredRevokes(uint64_t count);  // leasehold_lease_expired_revokes_total
-  void ObserveWalFsync(double seconds);      // etcd_disk_wal_fsync_duration_seconds
+  void CountLeaderChange();                   // etcd_server_leader_changes_seen_total
+  void CountSlowReadIndex();                  // etcd_server_slow_read_indexes_total (etcd 3.5's)
+  void CountExpiredRevokes(uint64_t count);   // leasehold_lease_expired_revokes_total
+  void ObserveWalFsync(double seconds);       // etcd_disk_wal_fsync_duration_seconds
   void ObserveBackendCommit(double seconds);  // etcd_disk_backend_commit_duration_seconds
-  void CountProposalFailed();                // etcd_server_proposals_failed_total
+  void CountProposalFailed();                 // etcd_server_proposals_failed_total
   // etcd_network_peer_sent_failures_total{To}: `count` messages to member `to` (hex id) not sent.
   void CountPeerSendFailures(const std::string& to, uint64_t count);
-  void CountBlobAnswer(int status);          // leasehold_blob_requests_total{code}
+  void CountBlobAnswer(int status);                   // leasehold_blob_requests_total{code}
   void SetServerVersion(const std::string& version);  // etcd_server_version{server_version} 1
   // grpc_server_started_total, _handled_total, _msg_received_total, _msg_sent_total (grpc_metrics.h
   // fills them per method).
@@ -86,7 +86,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* grpc_sent_;
   std::once_flag grpc_handling_once_;
   prometheus::Family<prometheus::Histogram>* grpc_handling_ = nullptr;
-  // One counter per HTTP status, made on first use (Family::Add takes a lock; the hot path should not).
+  // One counter per HTTP status, made on first use (Family::Add takes a lock; the hot path should
+  // not).
   std::array<std::atomic<prometheus::Counter*>, 500> blob_answer_by_status_{};
   prometheus::Gauge* has_leader_;
   prometheus::Gauge* is_leader_;

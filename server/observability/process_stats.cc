@@ -23,7 +23,8 @@ absl::StatusOr<std::vector<std::string>> StatFields() {
   const size_t close = line.rfind(')');
   if (close == std::string::npos) return absl::InternalError("unexpected /proc/self/stat");
   std::istringstream rest(line.substr(close + 1));
-  return std::vector<std::string>(std::istream_iterator<std::string>(rest), std::istream_iterator<std::string>());
+  return std::vector<std::string>(std::istream_iterator<std::string>(rest),
+                                  std::istream_iterator<std::string>());
 }
 
 // The boot time, seconds since the epoch (/proc/stat's btime).
@@ -56,8 +57,8 @@ absl::StatusOr<ProcessStats> ReadProcessStats() {
   stats.virtual_bytes = field(23);
   stats.resident_bytes = field(24) * page;
   std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec)) {
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     ++stats.open_fds;
   }
   rlimit limit{};

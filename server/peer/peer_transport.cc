@@ -3,8 +3,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "leasehold/peer.grpc.pb.h"
 #include "common/url.h"
+#include "leasehold/peer.grpc.pb.h"
 #include "server/observability/log.h"
 #include "server/observability/metrics.h"
 #include "server/tls/tls.h"
@@ -37,8 +37,10 @@ class PeerTransport::Peer {
   void Enqueue(std::vector<raftpb::Message>& messages, size_t begin, size_t end) {
     absl::MutexLock lock(&mu_);
     size_t i = begin;
-    for (; i < end && queue_.size() < kMaxQueuedMessages; ++i) queue_.push_back(std::move(messages[i]));
-    if (i < end) Metrics::Get().CountPeerSendFailures(absl::StrCat(absl::Hex(id_)), end - i);  // dropped
+    for (; i < end && queue_.size() < kMaxQueuedMessages; ++i)
+      queue_.push_back(std::move(messages[i]));
+    if (i < end)
+      Metrics::Get().CountPeerSendFailures(absl::StrCat(absl::Hex(id_)), end - i);  // dropped
   }
 
   std::shared_ptr<grpc::Channel> Channel() {
@@ -76,14 +78,18 @@ class PeerTransport::Peer {
       {
         absl::MutexLock lock(&mu_);
         mu_.Await(absl::Condition(
-            +[](Peer* self) ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stopping_ || !self->queue_.empty(); }, this));
+            +[](Peer* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+              return self->stopping_ || !self->queue_.empty();
+            },
+            this));
         if (stopping_) break;
         batch.swap(queue_);
         if (writer == nullptr) {
           std::shared_ptr<grpc::Channel> channel = ChannelLocked();
           if (channel == nullptr) {
             for (const auto& m : batch) {
-              if (m.type() == raftpb::MSG_SNAPSHOT && transport_->report_snapshot_) transport_->report_snapshot_(id_, false);
+              if (m.type() == raftpb::MSG_SNAPSHOT && transport_->report_snapshot_)
+                transport_->report_snapshot_(id_, false);
             }
             batch.clear();
             continue;
@@ -99,7 +105,8 @@ class PeerTransport::Peer {
         if (m.type() == raftpb::MSG_SNAPSHOT) snapshots.push_back(std::move(m));
       }
       if (!snapshots.empty()) {
-        std::erase_if(batch, [](const raftpb::Message& m) { return m.type() == raftpb::MSG_SNAPSHOT; });
+        std::erase_if(batch,
+                      [](const raftpb::Message& m) { return m.type() == raftpb::MSG_SNAPSHOT; });
         for (auto& m : snapshots) {
           const bool delivered = SendSnapshot(stub.get(), std::move(m));
           if (transport_->report_snapshot_) transport_->report_snapshot_(id_, delivered);
@@ -112,7 +119,8 @@ class PeerTransport::Peer {
         out.set_cluster_id(transport_->cluster_id_);
         out.set_from(transport_->self_id_);
         size_t bytes = 0;
-        for (; start < batch.size() && (out.messages_size() == 0 || bytes < kMaxBatchBytes); ++start) {
+        for (; start < batch.size() && (out.messages_size() == 0 || bytes < kMaxBatchBytes);
+             ++start) {
           bytes += batch[start].ByteSizeLong();
           *out.add_messages() = std::move(batch[start]);
         }
@@ -189,7 +197,8 @@ class PeerTransport::Peer {
   std::thread thread_;
 };
 
-PeerTransport::PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
+PeerTransport::PeerTransport(uint64_t self_id, uint64_t cluster_id,
+                             const storage::MemberTable* members,
                              std::map<uint64_t, std::string> initial_peer_urls, TlsFiles tls,
                              SnapshotReport report_snapshot, RemovedReport report_removed)
     : self_id_(self_id),
@@ -213,7 +222,8 @@ void PeerTransport::Stop() {
 }
 
 std::string PeerTransport::UrlOf(uint64_t id) const {
-  if (auto member = members_->Find(id); member && member->peer_urls_size() > 0) return member->peer_urls(0);
+  if (auto member = members_->Find(id); member && member->peer_urls_size() > 0)
+    return member->peer_urls(0);
   if (auto it = initial_peer_urls_.find(id); it != initial_peer_urls_.end()) return it->second;
   return "";
 }
@@ -248,7 +258,8 @@ int PeerTransport::ActivePeers() {
   for (const internalpb::MemberRecord& member : members_->List()) {
     if (member.id() == self_id_) continue;
     std::shared_ptr<grpc::Channel> channel = ChannelTo(member.id());
-    if (channel != nullptr && channel->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY) ++active;
+    if (channel != nullptr && channel->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY)
+      ++active;
   }
   return active;
 }

@@ -4,9 +4,9 @@
 //
 // Messages to a peer that is down or slow are dropped rather than queued without bound: Raft
 // retries what matters. Snapshots go on their own call, in chunks, and their delivery (or loss) is
-// reported back so Raft can send another. Peer addresses come from the replicated member table, falling back to the
-// ones given at start (--initial-cluster), so a member can answer the leader before it has applied
-// the entries that name it.
+// reported back so Raft can send another. Peer addresses come from the replicated member table,
+// falling back to the ones given at start (--initial-cluster), so a member can answer the leader
+// before it has applied the entries that name it.
 //
 // Thread-safe.
 #pragma once
@@ -24,8 +24,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "server/tls/tls_files.h"
 #include "server/peer/message_sender.h"
+#include "server/tls/tls_files.h"
 #include "storage/cluster/member_table.h"
 
 namespace leasehold::server {
@@ -33,7 +33,8 @@ namespace leasehold::server {
 // How a member refuses the messages of one removed from the cluster (RaftPeer.Deliver ends with
 // FailedPrecondition and this message), as etcd's peers answer 410 Gone: the sender learns it is
 // out even if it missed its own removal while it was down.
-inline constexpr std::string_view kRemovedMemberRefusal = "the member has been permanently removed from the cluster";
+inline constexpr std::string_view kRemovedMemberRefusal =
+    "the member has been permanently removed from the cluster";
 
 class PeerTransport : public MessageSender {
  public:
@@ -47,8 +48,8 @@ class PeerTransport : public MessageSender {
   // `members` is not owned and must outlive this object. `initial_peer_urls`: member id -> URL.
   // `tls`: the certificates for https:// peer URLs (--peer-*; see tls.h).
   PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
-                std::map<uint64_t, std::string> initial_peer_urls, TlsFiles tls, SnapshotReport report_snapshot,
-                RemovedReport report_removed);
+                std::map<uint64_t, std::string> initial_peer_urls, TlsFiles tls,
+                SnapshotReport report_snapshot, RemovedReport report_removed);
   ~PeerTransport() override;
 
   void Send(std::vector<raftpb::Message> messages) override;

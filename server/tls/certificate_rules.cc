@@ -23,14 +23,18 @@ using Bio = OpenSslPtr<BIO, BIO_free>;
 // A revocation list in PEM or DER, as etcd reads one (PEM when it starts as one).
 absl::StatusOr<Crl> ReadCrl(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError("cannot read the certificate revocation list '" + path + "'");
+  if (!in)
+    return absl::InvalidArgumentError("cannot read the certificate revocation list '" + path + "'");
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Bio bio(BIO_new_mem_buf(bytes.data(), static_cast<int>(bytes.size())));
-  if (bio == nullptr) return absl::ResourceExhaustedError("out of memory reading a revocation list");
-  Crl crl(bytes.rfind("-----BEGIN X509 CRL", 0) == 0 ? PEM_read_bio_X509_CRL(bio.get(), nullptr, nullptr, nullptr)
-                                                     : d2i_X509_CRL_bio(bio.get(), nullptr));
+  if (bio == nullptr)
+    return absl::ResourceExhaustedError("out of memory reading a revocation list");
+  Crl crl(bytes.rfind("-----BEGIN X509 CRL", 0) == 0
+              ? PEM_read_bio_X509_CRL(bio.get(), nullptr, nullptr, nullptr)
+              : d2i_X509_CRL_bio(bio.get(), nullptr));
   if (crl == nullptr) {
-    return absl::InvalidArgumentError("'" + path + "' is not a certificate revocation list (PEM or DER)");
+    return absl::InvalidArgumentError("'" + path +
+                                      "' is not a certificate revocation list (PEM or DER)");
   }
   return crl;
 }
@@ -42,7 +46,8 @@ std::string SerialHex(const ASN1_INTEGER* serial) {
   char* hex = BN_bn2hex(bn.get());
   std::string out = hex != nullptr ? std::string(hex) : "?";
   OPENSSL_free(hex);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   if (!out.empty() && out[0] == '-') out.erase(0, 1);
   return out;
 }
@@ -55,8 +60,10 @@ absl::Status CheckRevoked(const std::string& crl_file, const std::vector<X509*>&
   for (X509* cert : presented) {
     const ASN1_INTEGER* serial = X509_get0_serialNumber(cert);
     for (int i = 0; i < n; ++i) {
-      if (ASN1_INTEGER_cmp(serial, X509_REVOKED_get0_serialNumber(sk_X509_REVOKED_value(revoked, i))) == 0) {
-        return absl::PermissionDeniedError(absl::StrCat("transport: certificate serial ", SerialHex(serial), " revoked"));
+      if (ASN1_INTEGER_cmp(
+              serial, X509_REVOKED_get0_serialNumber(sk_X509_REVOKED_value(revoked, i))) == 0) {
+        return absl::PermissionDeniedError(
+            absl::StrCat("transport: certificate serial ", SerialHex(serial), " revoked"));
       }
     }
   }
@@ -70,7 +77,8 @@ std::string CommonName(X509* cert) {
   for (int i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); i >= 0;
        i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) {
     const ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i));
-    name.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)), static_cast<size_t>(ASN1_STRING_length(data)));
+    name.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)),
+                static_cast<size_t>(ASN1_STRING_length(data)));
   }
   return name;
 }
@@ -78,11 +86,13 @@ std::string CommonName(X509* cert) {
 // Go's Certificate.VerifyHostname: an IP address (IPv6 possibly in brackets) against the IP
 // names, anything else against the DNS names; never the common name.
 bool ValidForHost(X509* cert, std::string host) {
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   OpenSslPtr<ASN1_OCTET_STRING, ASN1_OCTET_STRING_free> ip(a2i_IPADDRESS(host.c_str()));
   if (ip != nullptr) return X509_check_ip_asc(cert, host.c_str(), 0) == 1;
   return X509_check_host(cert, host.data(), host.size(),
-                         X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS, nullptr) == 1;
+                         X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS,
+                         nullptr) == 1;
 }
 
 }  // namespace
@@ -93,8 +103,9 @@ bool HasCertificateRules(const TlsFiles& files) {
 
 absl::Status ValidateCertificateRules(const TlsFiles& files) {
   if (!files.allowed_cn.empty() && !files.allowed_hostname.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("AllowedCN and AllowedHostname are mutually exclusive (cn=\"",
-                                                   files.allowed_cn, "\", hostname=\"", files.allowed_hostname, "\")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("AllowedCN and AllowedHostname are mutually exclusive (cn=\"",
+                     files.allowed_cn, "\", hostname=\"", files.allowed_hostname, "\")"));
   }
   if (!files.crl_file.empty()) {
     absl::StatusOr<Crl> crl = ReadCrl(files.crl_file);
@@ -103,14 +114,16 @@ absl::Status ValidateCertificateRules(const TlsFiles& files) {
   return absl::OkStatus();
 }
 
-absl::Status CheckPresentedCertificates(const TlsFiles& files, const std::vector<X509*>& presented) {
+absl::Status CheckPresentedCertificates(const TlsFiles& files,
+                                        const std::vector<X509*>& presented) {
   if (presented.empty()) return absl::OkStatus();
   if (!files.crl_file.empty()) {
     if (absl::Status st = CheckRevoked(files.crl_file, presented); !st.ok()) return st;
   }
-  const bool allowed = !files.allowed_cn.empty()         ? CommonName(presented[0]) == files.allowed_cn
-                       : !files.allowed_hostname.empty() ? ValidForHost(presented[0], files.allowed_hostname)
-                                                         : true;
+  const bool allowed = !files.allowed_cn.empty() ? CommonName(presented[0]) == files.allowed_cn
+                       : !files.allowed_hostname.empty()
+                           ? ValidForHost(presented[0], files.allowed_hostname)
+                           : true;
   if (!allowed) return absl::PermissionDeniedError("client certificate authentication failed");
   return absl::OkStatus();
 }
@@ -119,16 +132,19 @@ absl::Status CheckPresentedPem(const TlsFiles& files, std::string_view chain_pem
   Bio bio(BIO_new_mem_buf(chain_pem.data(), static_cast<int>(chain_pem.size())));
   if (bio == nullptr) return absl::ResourceExhaustedError("out of memory reading a certificate");
   std::vector<X509Cert> owned;
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) owned.emplace_back(cert);
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr))
+    owned.emplace_back(cert);
   std::vector<X509*> presented;
   for (const auto& cert : owned) {
-    if (presented.empty() || X509_cmp(cert.get(), presented[0]) != 0) presented.push_back(cert.get());
+    if (presented.empty() || X509_cmp(cert.get(), presented[0]) != 0)
+      presented.push_back(cert.get());
   }
   return CheckPresentedCertificates(files, presented);
 }
 
 void LogRejectedCertificate(std::string_view port, const absl::Status& why) {
-  LogWarn("rejected connection", {{"port", std::string(port)}, {"error", std::string(why.message())}});
+  LogWarn("rejected connection",
+          {{"port", std::string(port)}, {"error", std::string(why.message())}});
 }
 
 }  // namespace leasehold::server

@@ -34,7 +34,8 @@ bool HasCertificateRules(const TlsFiles& files);
 // OK, or PermissionDenied with etcd's reason ("client certificate authentication failed",
 // "transport: certificate serial <hex> revoked"), or InvalidArgument when the revocation list has
 // become unreadable. An empty `presented` passes: nothing was asked for.
-[[nodiscard]] absl::Status CheckPresentedCertificates(const TlsFiles& files, const std::vector<X509*>& presented);
+[[nodiscard]] absl::Status CheckPresentedCertificates(const TlsFiles& files,
+                                                      const std::vector<X509*>& presented);
 
 // The same, for certificates in PEM (`chain_pem`: the leaf first; a repeat of the leaf later on
 // is skipped).

@@ -27,8 +27,10 @@ const std::map<std::string, std::string>& GoCipherSuites() {
       {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"},
       {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"},
       {"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"},
-      {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"},
-      {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"},
+      {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+       "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"},
+      {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+       "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"},
       {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"},
       {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"},
       {"TLS_RSA_WITH_RC4_128_SHA", "TLS_RSA_WITH_RC4_128_SHA"},
@@ -55,7 +57,8 @@ std::map<std::string, std::string> OpenSslNames() {
   STACK_OF(SSL_CIPHER)* ciphers = SSL_CTX_get_ciphers(ctx.get());
   for (int i = 0; i < sk_SSL_CIPHER_num(ciphers); ++i) {
     const SSL_CIPHER* c = sk_SSL_CIPHER_value(ciphers, i);
-    if (const char* standard = SSL_CIPHER_standard_name(c)) names[standard] = SSL_CIPHER_get_name(c);
+    if (const char* standard = SSL_CIPHER_standard_name(c))
+      names[standard] = SSL_CIPHER_get_name(c);
   }
   return names;
 }
@@ -73,10 +76,12 @@ absl::StatusOr<std::string> OpenSslCipherList(const std::vector<std::string>& go
     if (known->second.empty()) continue;  // TLS 1.3: always on
     auto available = openssl.find(known->second);
     if (available == openssl.end()) continue;
-    if (std::find(list.begin(), list.end(), available->second) == list.end()) list.push_back(available->second);
+    if (std::find(list.begin(), list.end(), available->second) == list.end())
+      list.push_back(available->second);
   }
   if (list.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("none of the cipher suites \"", absl::StrJoin(go_names, ","),
+    return absl::InvalidArgumentError(absl::StrCat("none of the cipher suites \"",
+                                                   absl::StrJoin(go_names, ","),
                                                    "\" is available for TLS 1.2 here"));
   }
   return absl::StrJoin(list, ":");
@@ -84,12 +89,14 @@ absl::StatusOr<std::string> OpenSslCipherList(const std::vector<std::string>& go
 
 absl::Status CheckHttp2CipherSuites(const std::vector<std::string>& go_names) {
   for (const std::string& name : go_names) {
-    if (name == "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256" || name == "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256") {
+    if (name == "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256" ||
+        name == "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256") {
       return absl::OkStatus();
     }
   }
   return absl::InvalidArgumentError(
-      "http2: TLSConfig.CipherSuites is missing an HTTP/2-required AES_128_GCM_SHA256 cipher (need at least one of "
+      "http2: TLSConfig.CipherSuites is missing an HTTP/2-required AES_128_GCM_SHA256 cipher (need "
+      "at least one of "
       "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 or TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256)");
 }
 

@@ -14,7 +14,8 @@ namespace leasehold::server {
 // The OpenSSL cipher list ("A:B:...") for `go_names`, in their order. InvalidArgument with etcd's
 // `unexpected TLS cipher suite "NAME"` for a name Go does not know, or when none of them is one
 // this OpenSSL offers for TLS 1.2 (RC4, say).
-[[nodiscard]] absl::StatusOr<std::string> OpenSslCipherList(const std::vector<std::string>& go_names);
+[[nodiscard]] absl::StatusOr<std::string> OpenSslCipherList(
+    const std::vector<std::string>& go_names);
 
 // etcd's client port speaks HTTP/2 over TLS, whose rules (RFC 7540 9.2.2, as Go's http2 applies
 // them) want an ECDHE AES-128-GCM suite among those allowed: etcd stops with this error otherwise.

@@ -12,7 +12,9 @@ namespace leasehold::server {
 template <auto Free>
 struct OpenSslFreer {
   template <typename T>
-  void operator()(T* p) const { Free(p); }
+  void operator()(T* p) const {
+    Free(p);
+  }
 };
 template <typename T, auto Free>
 using OpenSslPtr = std::unique_ptr<T, OpenSslFreer<Free>>;

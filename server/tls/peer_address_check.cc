@@ -29,7 +29,8 @@ std::string Canonical(const std::string& ip) {
   if (inet_pton(AF_INET, ip.c_str(), raw) == 1) return ip;
   if (inet_pton(AF_INET6, ip.c_str(), raw) != 1) return ip;
   static constexpr unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  if (std::equal(raw, raw + 12, kMapped)) return inet_ntop(AF_INET, raw + 12, text, sizeof text) ? text : ip;
+  if (std::equal(raw, raw + 12, kMapped))
+    return inet_ntop(AF_INET, raw + 12, text, sizeof text) ? text : ip;
   return inet_ntop(AF_INET6, raw, text, sizeof text) ? text : ip;
 }
 
@@ -45,7 +46,8 @@ std::string IpOfGrpcPeer(const std::string& peer) {
     return port == std::string::npos ? rest : rest.substr(0, port);
   }
   if (scheme != "ipv6") return "";
-  for (const auto& [open, close] : {std::pair<std::string, std::string>{"[", "]"}, {"%5B", "%5D"}, {"%5b", "%5d"}}) {
+  for (const auto& [open, close] :
+       {std::pair<std::string, std::string>{"[", "]"}, {"%5B", "%5D"}, {"%5b", "%5d"}}) {
     if (rest.rfind(open, 0) == 0) {
       const size_t end = rest.find(close);
       return end == std::string::npos ? "" : rest.substr(open.size(), end - open.size());
@@ -67,9 +69,11 @@ absl::Status CheckCertificateAddress(X509* cert, const std::string& ip) {
     } else if (name->type == GEN_IPADD) {
       const ASN1_OCTET_STRING* s = name->d.iPAddress;
       const int length = ASN1_STRING_length(s);
-      if (length != 4 && length != 16) return absl::PermissionDeniedError("x509: certificate has a malformed IP name");
+      if (length != 4 && length != 16)
+        return absl::PermissionDeniedError("x509: certificate has a malformed IP name");
       char text[INET6_ADDRSTRLEN] = {};
-      if (inet_ntop(length == 4 ? AF_INET : AF_INET6, ASN1_STRING_get0_data(s), text, sizeof text) != nullptr) {
+      if (inet_ntop(length == 4 ? AF_INET : AF_INET6, ASN1_STRING_get0_data(s), text,
+                    sizeof text) != nullptr) {
         ips.emplace_back(text);
       }
     }
@@ -79,24 +83,28 @@ absl::Status CheckCertificateAddress(X509* cert, const std::string& ip) {
   for (const std::string& named : ips) {
     if (Canonical(named) == caller) return absl::OkStatus();
   }
-  return absl::PermissionDeniedError(absl::StrCat("x509: certificate is valid for ", absl::StrJoin(ips, ", "), ", not ", ip));
+  return absl::PermissionDeniedError(
+      absl::StrCat("x509: certificate is valid for ", absl::StrJoin(ips, ", "), ", not ", ip));
 }
 
 absl::Status PeerAddressCheck::Check(const grpc::ServerContextBase& context) {
   if (!enabled_) return absl::OkStatus();
   const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
   if (auth == nullptr || !auth->IsPeerAuthenticated()) return absl::OkStatus();
-  const std::vector<grpc::string_ref> pem = auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+  const std::vector<grpc::string_ref> pem =
+      auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
   if (pem.empty()) return absl::OkStatus();
-  std::pair<std::string, uint64_t> key{context.peer(),
-                                       absl::HashOf(std::string_view(pem[0].data(), pem[0].size()))};
+  std::pair<std::string, uint64_t> key{
+      context.peer(), absl::HashOf(std::string_view(pem[0].data(), pem[0].size()))};
   {
     absl::MutexLock lock(&mu_);
     if (auto it = outcomes_.find(key); it != outcomes_.end()) return it->second;
   }
   absl::Status outcome;
-  std::unique_ptr<BIO, int (*)(BIO*)> bio(BIO_new_mem_buf(pem[0].data(), static_cast<int>(pem[0].size())), BIO_free);
-  std::unique_ptr<X509, void (*)(X509*)> cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), X509_free);
+  std::unique_ptr<BIO, int (*)(BIO*)> bio(
+      BIO_new_mem_buf(pem[0].data(), static_cast<int>(pem[0].size())), BIO_free);
+  std::unique_ptr<X509, void (*)(X509*)> cert(
+      PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), X509_free);
   const std::string ip = IpOfGrpcPeer(key.first);
   if (cert == nullptr) {
     outcome = absl::PermissionDeniedError("tls: unreadable peer certificate");
@@ -104,8 +112,9 @@ absl::Status PeerAddressCheck::Check(const grpc::ServerContextBase& context) {
     outcome = CheckCertificateAddress(cert.get(), ip);
   }
   if (!outcome.ok()) {
-    LogWarn("rejected connection",
-            {{"port", "peer"}, {"remote-addr", key.first}, {"error", std::string(outcome.message())}});
+    LogWarn(
+        "rejected connection",
+        {{"port", "peer"}, {"remote-addr", key.first}, {"error", std::string(outcome.message())}});
   }
   absl::MutexLock lock(&mu_);
   if (outcomes_.size() >= kMaxRemembered) outcomes_.clear();

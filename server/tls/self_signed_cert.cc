@@ -16,8 +16,8 @@
 #include <openssl/x509v3.h>
 
 #include "absl/strings/str_join.h"
-#include "server/tls/openssl_ptr.h"
 #include "server/observability/log.h"
+#include "server/tls/openssl_ptr.h"
 
 namespace leasehold::server {
 namespace {
@@ -44,7 +44,8 @@ std::string HostOf(const std::string& host_port) {
 
 bool IsIpAddress(const std::string& host) {
   unsigned char buffer[sizeof(in6_addr)];
-  return inet_pton(AF_INET, host.c_str(), buffer) == 1 || inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+  return inet_pton(AF_INET, host.c_str(), buffer) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), buffer) == 1;
 }
 
 absl::Status AddExtension(X509* cert, int nid, const std::string& value) {
@@ -52,11 +53,13 @@ absl::Status AddExtension(X509* cert, int nid, const std::string& value) {
   X509V3_set_ctx_nodb(&context);
   X509V3_set_ctx(&context, cert, cert, nullptr, nullptr, 0);
   Extension extension(X509V3_EXT_conf_nid(nullptr, &context, nid, value.c_str()));
-  if (!extension || X509_add_ext(cert, extension.get(), -1) != 1) return OpenSslError("extension '" + value + "'");
+  if (!extension || X509_add_ext(cert, extension.get(), -1) != 1)
+    return OpenSslError("extension '" + value + "'");
   return absl::OkStatus();
 }
 
-absl::Status WritePem(const std::string& path, mode_t mode, const std::function<bool(BIO*)>& write) {
+absl::Status WritePem(const std::string& path, mode_t mode,
+                      const std::function<bool(BIO*)>& write) {
   Bio bio(BIO_new(BIO_s_mem()));
   if (!bio || !write(bio.get())) return OpenSslError("PEM encoding of " + path);
   char* data = nullptr;
@@ -65,7 +68,8 @@ absl::Status WritePem(const std::string& path, mode_t mode, const std::function<
   FILE* out = std::fopen(temporary.c_str(), "wb");
   if (out == nullptr) return absl::InternalError("cannot write '" + temporary + "'");
   chmod(temporary.c_str(), mode);
-  const bool written = std::fwrite(data, 1, static_cast<size_t>(size), out) == static_cast<size_t>(size);
+  const bool written =
+      std::fwrite(data, 1, static_cast<size_t>(size), out) == static_cast<size_t>(size);
   if (std::fclose(out) != 0 || !written || std::rename(temporary.c_str(), path.c_str()) != 0) {
     return absl::InternalError("cannot write '" + path + "'");
   }
@@ -86,7 +90,8 @@ absl::Status MakeSelfSignedCert(const std::vector<std::string>& hosts, const std
     return OpenSslError("certificate fields");
   }
   X509_NAME* name = X509_get_subject_name(cert.get());
-  if (X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("etcd"), -1, -1, 0) != 1 ||
+  if (X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
+                                 reinterpret_cast<const unsigned char*>("etcd"), -1, -1, 0) != 1 ||
       X509_set_issuer_name(cert.get(), name) != 1 || X509_set_pubkey(cert.get(), key.get()) != 1) {
     return OpenSslError("certificate names");
   }
@@ -95,34 +100,40 @@ absl::Status MakeSelfSignedCert(const std::vector<std::string>& hosts, const std
     const std::string h = HostOf(host);
     if (!h.empty()) names.insert((IsIpAddress(h) ? "IP:" : "DNS:") + h);
   }
-  for (const auto& [nid, value] : {std::pair<int, std::string>{NID_basic_constraints, "critical,CA:FALSE"},
-                                   {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
-                                   {NID_ext_key_usage, "serverAuth,clientAuth"},
-                                   {NID_subject_alt_name, absl::StrJoin(names, ",")}}) {
+  for (const auto& [nid, value] :
+       {std::pair<int, std::string>{NID_basic_constraints, "critical,CA:FALSE"},
+        {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
+        {NID_ext_key_usage, "serverAuth,clientAuth"},
+        {NID_subject_alt_name, absl::StrJoin(names, ",")}}) {
     if (value.empty()) continue;
     if (absl::Status st = AddExtension(cert.get(), nid, value); !st.ok()) return st;
   }
   if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) return OpenSslError("signature");
   // The key first: a certificate without its key would be taken for a finished pair.
-  if (absl::Status st = WritePem(key_path, 0600, [&](BIO* bio) {
-        return PEM_write_bio_PrivateKey(bio, key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
-      });
+  if (absl::Status st = WritePem(key_path, 0600,
+                                 [&](BIO* bio) {
+                                   return PEM_write_bio_PrivateKey(bio, key.get(), nullptr, nullptr,
+                                                                   0, nullptr, nullptr) == 1;
+                                 });
       !st.ok()) {
     return st;
   }
-  return WritePem(cert_path, 0644, [&](BIO* bio) { return PEM_write_bio_X509(bio, cert.get()) == 1; });
+  return WritePem(cert_path, 0644,
+                  [&](BIO* bio) { return PEM_write_bio_X509(bio, cert.get()) == 1; });
 }
 
 }  // namespace
 
-absl::Status EnsureSelfSignedCert(const std::string& dir, const std::vector<std::string>& hosts, TlsFiles* files) {
+absl::Status EnsureSelfSignedCert(const std::string& dir, const std::vector<std::string>& hosts,
+                                  TlsFiles* files) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) return absl::InternalError("cannot make '" + dir + "': " + error.message());
   const std::string cert_path = dir + "/cert.pem", key_path = dir + "/key.pem";
   if (!std::filesystem::exists(cert_path, error) || !std::filesystem::exists(key_path, error)) {
     if (absl::Status st = MakeSelfSignedCert(hosts, cert_path, key_path); !st.ok()) return st;
-    LogInfo("made a self-signed certificate", {{"cert-file", cert_path}, {"hosts", absl::StrJoin(hosts, ",")}});
+    LogInfo("made a self-signed certificate",
+            {{"cert-file", cert_path}, {"hosts", absl::StrJoin(hosts, ",")}});
   }
   files->cert_file = cert_path;
   files->key_file = key_path;

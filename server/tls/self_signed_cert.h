@@ -17,6 +17,8 @@ namespace leasehold::server {
 // ("host:port" or "host"; IP addresses go in its IP SANs, names in its DNS SANs) and good for
 // server and client authentication. When both files are already there they are kept, as etcd
 // keeps them across restarts. Sets `files` to use them and marks it self-signed.
-[[nodiscard]] absl::Status EnsureSelfSignedCert(const std::string& dir, const std::vector<std::string>& hosts, TlsFiles* files);
+[[nodiscard]] absl::Status EnsureSelfSignedCert(const std::string& dir,
+                                                const std::vector<std::string>& hosts,
+                                                TlsFiles* files);
 
 }  // namespace leasehold::server

@@ -9,15 +9,16 @@
 #include <grpcpp/security/tls_credentials_options.h>
 
 #include "common/url.h"
-#include "server/tls/certificate_rules.h"
 #include "server/observability/log.h"
+#include "server/tls/certificate_rules.h"
 
 namespace leasehold::server {
 namespace {
 
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(std::string("cannot read ") + flag + " '" + path + "'");
+  if (!in)
+    return absl::InvalidArgumentError(std::string("cannot read ") + flag + " '" + path + "'");
   std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (pem.find("-----BEGIN") == std::string::npos) {
     return absl::InvalidArgumentError(std::string(flag) + " '" + path + "' holds no PEM data");
@@ -27,14 +28,16 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
 
 // TLS that encrypts but trusts any certificate, presenting our own self-signed one: what etcd's
 // peers do under --peer-auto-tls, where no CA could vouch for anybody.
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> UnverifiedChannelCredentials(const TlsFiles& files) {
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> UnverifiedChannelCredentials(
+    const TlsFiles& files) {
   auto cert = ReadPem(files.cert_file, "certificate file");
   if (!cert.ok()) return cert.status();
   auto key = ReadPem(files.key_file, "key file");
   if (!key.ok()) return key.status();
   grpc::experimental::TlsChannelCredentialsOptions options;
-  options.set_certificate_provider(std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
-      std::vector<grpc::experimental::IdentityKeyCertPair>{{*key, *cert}}));
+  options.set_certificate_provider(
+      std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
+          std::vector<grpc::experimental::IdentityKeyCertPair>{{*key, *cert}}));
   options.watch_identity_key_cert_pairs();
   options.set_verify_server_certs(false);
   options.set_check_call_host(false);
@@ -46,10 +49,11 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> UnverifiedChannelCrede
 // the chain against the trusted CA.
 class RulesVerifier final : public grpc::experimental::ExternalCertificateVerifier {
  public:
-  RulesVerifier(TlsFiles files, std::string port_name) : files_(std::move(files)), port_name_(std::move(port_name)) {}
+  RulesVerifier(TlsFiles files, std::string port_name)
+      : files_(std::move(files)), port_name_(std::move(port_name)) {}
 
-  bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request, std::function<void(grpc::Status)>,
-              grpc::Status* sync_status) override {
+  bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request,
+              std::function<void(grpc::Status)>, grpc::Status* sync_status) override {
     // The leaf first: on a server, OpenSSL's chain of the peer may leave it out.
     const grpc::string_ref leaf = request->peer_cert(), rest = request->peer_cert_full_chain();
     std::string presented(leaf.data(), leaf.size());
@@ -76,14 +80,14 @@ bool IsHttpsUrl(const std::string& url) { return url.rfind("https://", 0) == 0; 
 
 absl::Status CheckCertificateGiven(const std::string& url, const TlsFiles& files) {
   if (IsHttpsUrl(url) && (files.cert_file.empty() || files.key_file.empty())) {
-    return absl::InvalidArgumentError("'" + url + "' is https:// but no certificate and key were given");
+    return absl::InvalidArgumentError("'" + url +
+                                      "' is https:// but no certificate and key were given");
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(const std::string& url,
-                                                                              const TlsFiles& files,
-                                                                              std::string_view port_name) {
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const std::string& url, const TlsFiles& files, std::string_view port_name) {
   if (!IsHttpsUrl(url)) return grpc::InsecureServerCredentials();
   if (absl::Status st = CheckCertificateGiven(url, files); !st.ok()) return st;
   auto cert = ReadPem(files.cert_file, "certificate file");
@@ -101,8 +105,10 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(co
   }
   if (absl::Status st = ValidateCertificateRules(files); !st.ok()) return st;
   std::vector<grpc::experimental::IdentityKeyCertPair> identity{{*key, *cert}};
-  auto provider = ca.empty() ? std::make_shared<grpc::experimental::StaticDataCertificateProvider>(identity)
-                             : std::make_shared<grpc::experimental::StaticDataCertificateProvider>(ca, identity);
+  auto provider =
+      ca.empty()
+          ? std::make_shared<grpc::experimental::StaticDataCertificateProvider>(identity)
+          : std::make_shared<grpc::experimental::StaticDataCertificateProvider>(ca, identity);
   grpc::experimental::TlsServerCredentialsOptions options(provider);
   options.watch_identity_key_cert_pairs();
   if (!ca.empty()) options.watch_root_certs();
@@ -111,14 +117,15 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(co
     // Only certificates that were asked for and verified meet etcd's further rules.
     if (HasCertificateRules(files)) {
       options.set_certificate_verifier(
-          grpc::experimental::ExternalCertificateVerifier::Create<RulesVerifier>(files, std::string(port_name)));
+          grpc::experimental::ExternalCertificateVerifier::Create<RulesVerifier>(
+              files, std::string(port_name)));
     }
   }
   return grpc::experimental::TlsServerCredentials(options);
 }
 
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(const std::string& url,
-                                                                                const TlsFiles& files) {
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
+    const std::string& url, const TlsFiles& files) {
   if (!IsHttpsUrl(url)) return grpc::InsecureChannelCredentials();
   if (files.self_signed) return UnverifiedChannelCredentials(files);
   grpc::SslCredentialsOptions options;
@@ -138,10 +145,12 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
   return grpc::SslCredentials(options);
 }
 
-absl::StatusOr<std::shared_ptr<grpc::Channel>> DialPeer(const std::string& url, const TlsFiles& files) {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> DialPeer(const std::string& url,
+                                                        const TlsFiles& files) {
   absl::StatusOr<std::string> address = HostPortOfUrl(url);
   if (!address.ok()) return address.status();
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = ChannelCredentialsFor(url, files);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      ChannelCredentialsFor(url, files);
   if (!credentials.ok()) return credentials.status();
   return grpc::CreateChannel(*address, *credentials);
 }

@@ -20,18 +20,18 @@ namespace leasehold::server {
 // needs trusted_ca_file; InvalidArgument names what is missing or unreadable, or what is wrong with
 // etcd's further rules (certificate_rules.h), which apply under client_cert_auth. `port_name`
 // ("client", "peer") names the port in the log line of a refused certificate.
-[[nodiscard]] absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(const std::string& url,
-                                                                              const TlsFiles& files,
-                                                                              std::string_view port_name);
+[[nodiscard]] absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const std::string& url, const TlsFiles& files, std::string_view port_name);
 
 // Credentials for dialling `url` as a peer: for https://, trusting trusted_ca_file (the system's
 // roots when empty) and presenting cert_file/key_file when given, as etcd's peers do; with
 // self-signed files (--peer-auto-tls), presenting them and trusting any certificate, as etcd's do.
-[[nodiscard]] absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(const std::string& url,
-                                                                                const TlsFiles& files);
+[[nodiscard]] absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
+    const std::string& url, const TlsFiles& files);
 // A channel to another member's peer `url`, with ChannelCredentialsFor(url, files), for a few calls
 // (joining, the initial corruption check); the Raft stream has its own (peer_transport.h).
-[[nodiscard]] absl::StatusOr<std::shared_ptr<grpc::Channel>> DialPeer(const std::string& url, const TlsFiles& files);
+[[nodiscard]] absl::StatusOr<std::shared_ptr<grpc::Channel>> DialPeer(const std::string& url,
+                                                                      const TlsFiles& files);
 
 bool IsHttpsUrl(const std::string& url);
 // InvalidArgument when `url` is https:// and `files` name no certificate and key.

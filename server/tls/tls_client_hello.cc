@@ -55,7 +55,8 @@ ClientHelloAlpn NeedMore(size_t bytes) {
 // The ALPN names in a whole ClientHello body (after its 4-byte handshake header).
 ClientHelloAlpn ParseHello(std::string_view body) {
   Reader r(body);
-  if (!r.Number(2) || !r.Bytes(32) || !r.Prefixed(1) || !r.Prefixed(2) || !r.Prefixed(1)) return NotTls();
+  if (!r.Number(2) || !r.Bytes(32) || !r.Prefixed(1) || !r.Prefixed(2) || !r.Prefixed(1))
+    return NotTls();
   ClientHelloAlpn result;
   result.verdict = ClientHelloAlpn::Verdict::kRead;
   if (r.empty()) return result;  // no extensions at all
@@ -98,7 +99,8 @@ ClientHelloAlpn ReadClientHelloAlpn(std::string_view bytes) {
     const uint32_t type = *header.Number(1), major = *header.Number(1), minor = *header.Number(1);
     const uint32_t length = *header.Number(2);
     (void)minor;
-    if (type != kHandshakeRecord || major != 3 || length == 0 || length > kMaxRecordPayload) return NotTls();
+    if (type != kHandshakeRecord || major != 3 || length == 0 || length > kMaxRecordPayload)
+      return NotTls();
     const size_t record_end = offset + kRecordHeaderBytes + length;
     if (record_end > kMaxClientHelloBytes + kRecordHeaderBytes * 8) return NotTls();
     if (bytes.size() < record_end) return NeedMore(record_end);

@@ -1,6 +1,7 @@
 // Reading which application protocols (ALPN) a TLS client offers, from the first bytes of its
 // connection and before any TLS processing: how one https:// client port tells gRPC clients, which
-// offer HTTP/2 only, from HTTP/1.1 clients (curl, browsers, monitoring), which etcd also serves there.
+// offer HTTP/2 only, from HTTP/1.1 clients (curl, browsers, monitoring), which etcd also serves
+// there.
 //
 // Only the ClientHello is read; the bytes come from a peek, so the connection is untouched and can
 // still be handed on whole. Hostile input is expected: every length is checked against what was

@@ -10,9 +10,10 @@ struct TlsFiles {
   std::string cert_file;
   std::string key_file;
   std::string trusted_ca_file;
-  bool client_cert_auth = false;  // require a certificate signed by trusted_ca_file from every client
-  // The certificate is one this member made itself (--auto-tls, --peer-auto-tls): peers dialled with
-  // these files are not verified, as nobody could vouch for theirs either.
+  bool client_cert_auth =
+      false;  // require a certificate signed by trusted_ca_file from every client
+  // The certificate is one this member made itself (--auto-tls, --peer-auto-tls): peers dialled
+  // with these files are not verified, as nobody could vouch for theirs either.
   bool self_signed = false;
   // etcd's rules for presented certificates (certificate_rules.h): --client-crl-file and
   // --client-cert-allowed-hostname; --peer-crl-file, --peer-cert-allowed-cn and

@@ -1,6 +1,6 @@
 // Which of many etcd key ranges hold a given key, without testing every range: a put watched by a
-// few of 10,000 watchers costs a lookup, not 10,000 comparisons (etcd keeps its watchers in a map by
-// key and an interval tree for the same reason).
+// few of 10,000 watchers costs a lookup, not 10,000 comparisons (etcd keeps its watchers in a map
+// by key and an interval tree for the same reason).
 //
 // A range is etcd's (key, range_end) pair, read as MvccStore::InRange reads it: an empty range_end
 // is the single key, "\0" every key from `key` on, anything else [key, range_end). Ranges fall in
@@ -40,8 +40,7 @@ class KeyRangeIndex {
       case Kind::kSingle:
         singles_[key].insert(value);
         break;
-      case Kind::kPrefix:
-      {
+      case Kind::kPrefix: {
         auto [bucket, created] = prefixes_.try_emplace(key);
         if (created) ++prefix_lengths_[key.size()];
         bucket->second.insert(value);
@@ -106,7 +105,8 @@ class KeyRangeIndex {
         for (T* value : it->second) visit(value);
       }
     }
-    for (auto it = from_key_.begin(); it != from_key_.end() && it->first <= key; ++it) visit(it->second);
+    for (auto it = from_key_.begin(); it != from_key_.end() && it->first <= key; ++it)
+      visit(it->second);
     for (const auto& other : others_) {
       if (storage::MvccStore::InRange(key, other.key, other.range_end)) visit(other.value);
     }

@@ -5,7 +5,8 @@
 namespace leasehold::server {
 
 ParallelFor::ParallelFor(int threads) {
-  for (int i = 1; i < std::max(1, threads); ++i) workers_.emplace_back([this, i] { Worker(static_cast<size_t>(i)); });
+  for (int i = 1; i < std::max(1, threads); ++i)
+    workers_.emplace_back([this, i] { Worker(static_cast<size_t>(i)); });
 }
 
 ParallelFor::~ParallelFor() {
@@ -25,7 +26,8 @@ std::pair<size_t, size_t> Chunk(size_t n, size_t parts, size_t index) {
 
 }  // namespace
 
-void ParallelFor::Run(size_t n, size_t min_parallel, const std::function<void(size_t, size_t)>& fn) {
+void ParallelFor::Run(size_t n, size_t min_parallel,
+                      const std::function<void(size_t, size_t)>& fn) {
   if (workers_.empty() || n < min_parallel) {
     fn(0, n);
     return;
@@ -41,7 +43,8 @@ void ParallelFor::Run(size_t n, size_t min_parallel, const std::function<void(si
   auto [begin, end] = Chunk(n, parts, 0);
   fn(begin, end);
   absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(+[](size_t* pending) { return *pending == 0; }, &pending_));
+  mu_.Await(absl::Condition(
+      +[](size_t* pending) { return *pending == 0; }, &pending_));
   fn_ = nullptr;
 }
 
@@ -52,7 +55,9 @@ void ParallelFor::Worker(size_t index) {
     size_t n;
     {
       absl::MutexLock lock(&mu_);
-      auto ready = [this, &seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || generation_ != seen; };
+      auto ready = [this, &seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || generation_ != seen;
+      };
       mu_.Await(absl::Condition(&ready));
       if (stopping_) return;
       seen = generation_;

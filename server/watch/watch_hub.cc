@@ -113,7 +113,8 @@ bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t
   return true;
 }
 
-std::vector<WatchHub::Watcher*> WatchHub::WatchersOfKeysLocked(const std::vector<mvccpb::Event>& events) {
+std::vector<WatchHub::Watcher*> WatchHub::WatchersOfKeysLocked(
+    const std::vector<mvccpb::Event>& events) {
   // Listed once each as they are met (a revoke deleting thousands of keys under one watched prefix
   // meets each watcher thousands of times), then grouped by sink.
   const uint64_t collection = ++collections_;
@@ -125,8 +126,9 @@ std::vector<WatchHub::Watcher*> WatchHub::WatchersOfKeysLocked(const std::vector
       found.push_back(w);
     });
   }
-  std::sort(found.begin(), found.end(),
-            [](const Watcher* a, const Watcher* b) { return std::tie(a->sink, a) < std::tie(b->sink, b); });
+  std::sort(found.begin(), found.end(), [](const Watcher* a, const Watcher* b) {
+    return std::tie(a->sink, a) < std::tie(b->sink, b);
+  });
   return found;
 }
 
@@ -137,7 +139,8 @@ template <typename W>
 std::vector<std::pair<size_t, size_t>> SinkRuns(const std::vector<W*>& watchers) {
   std::vector<std::pair<size_t, size_t>> runs;
   for (size_t begin = 0, end = 0; begin < watchers.size(); begin = end) {
-    for (end = begin + 1; end < watchers.size() && watchers[end]->sink == watchers[begin]->sink; ++end) {
+    for (end = begin + 1; end < watchers.size() && watchers[end]->sink == watchers[begin]->sink;
+         ++end) {
     }
     runs.emplace_back(begin, end);
   }
@@ -151,7 +154,8 @@ void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revisio
   bool all_served = true;
   // A group of more revisions than one response may hold goes the per-watcher way, in pieces.
   const SharedEvents shared(events);
-  const SharedEvents* shareable = RevisionCount(events) <= kMaxRevisionsPerResponse ? &shared : nullptr;
+  const SharedEvents* shareable =
+      RevisionCount(events) <= kMaxRevisionsPerResponse ? &shared : nullptr;
   {
     absl::MutexLock lock(&mu_);
     const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
@@ -175,13 +179,17 @@ void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revisio
   const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
   const std::vector<std::pair<size_t, size_t>> runs = SinkRuns(watchers);
   // Sinks are disjoint, so chunks of them can be served in parallel; we hold mu_ throughout.
-  fan_out_.Run(runs.size(), /*min_parallel=*/64, [&](size_t begin, size_t end) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    for (size_t i = begin; i < end; ++i) ServeLocked(watchers, runs[i].first, runs[i].second, events, shareable, revision);
-  });
+  fan_out_.Run(runs.size(), /*min_parallel=*/64,
+               [&](size_t begin, size_t end) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                 for (size_t i = begin; i < end; ++i)
+                   ServeLocked(watchers, runs[i].first, runs[i].second, events, shareable,
+                               revision);
+               });
   published_revision_ = revision;
 }
 
-WatchHub::Delivery WatchHub::DeliverMatchingLocked(Watcher& w, const std::vector<mvccpb::Event>& events,
+WatchHub::Delivery WatchHub::DeliverMatchingLocked(Watcher& w,
+                                                   const std::vector<mvccpb::Event>& events,
                                                    const SharedEvents* shared, int64_t revision) {
   size_t matched = 0;
   for (const auto& e : events) matched += Matches(w, e) ? 1 : 0;
@@ -201,7 +209,8 @@ WatchHub::Delivery WatchHub::DeliverMatchingLocked(Watcher& w, const std::vector
 }
 
 bool WatchHub::ServeLocked(const std::vector<Watcher*>& watchers, size_t begin, size_t end,
-                           const std::vector<mvccpb::Event>& events, const SharedEvents* shared, int64_t revision) {
+                           const std::vector<mvccpb::Event>& events, const SharedEvents* shared,
+                           int64_t revision) {
   bool sent = false;
   for (size_t i = begin; i < end; ++i) {
     Watcher& w = *watchers[i];
@@ -233,22 +242,25 @@ WatchHub::Replayed WatchHub::ReplayLocked(Watcher& w, ReplayCache* cache) {
   bool fresh = true;
   decltype(ReplayCache::entries)::iterator cached;
   if (cache != nullptr) {
-    std::tie(cached, fresh) = cache->entries.try_emplace(std::make_tuple(w.next_revision, w.spec.key, w.spec.range_end));
+    std::tie(cached, fresh) =
+        cache->entries.try_emplace(std::make_tuple(w.next_revision, w.spec.key, w.spec.range_end));
     read = &cached->second;
   }
   if (fresh) {
-    absl::Status st = state_machine_->History(w.next_revision, published_revision_, w.spec.key, w.spec.range_end,
-                                              true, &read->events);
+    absl::Status st = state_machine_->History(w.next_revision, published_revision_, w.spec.key,
+                                              w.spec.range_end, true, &read->events);
     if (!st.ok()) {
       if (cache != nullptr) cache->entries.erase(cached);
       LogWarn("watch history replay failed", {{"error", st.ToString()}});
       return Replayed::kFailed;
     }
-    if (cache != nullptr && !read->events.empty() && RevisionCount(read->events) <= kMaxRevisionsPerResponse) {
+    if (cache != nullptr && !read->events.empty() &&
+        RevisionCount(read->events) <= kMaxRevisionsPerResponse) {
       read->shared = std::make_unique<SharedEvents>(read->events);
     }
   }
-  if (DeliverMatchingLocked(w, read->events, read->shared.get(), published_revision_) == Delivery::kRefused) {
+  if (DeliverMatchingLocked(w, read->events, read->shared.get(), published_revision_) ==
+      Delivery::kRefused) {
     return Replayed::kSinkFull;
   }
   w.next_revision = published_revision_ + 1;
@@ -297,14 +309,16 @@ bool WatchHub::Remove(WatchSink* sink, int64_t watch_id) {
 
 namespace {
 int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 }  // namespace
 
 void WatchHub::OpenStream(WatchSink* sink) {
   absl::MutexLock lock(&mu_);
-  const int64_t period = progress_interval_ms_ + absl::Uniform<int64_t>(jitter_, 0, progress_interval_ms_ / 10 + 1);
+  const int64_t period =
+      progress_interval_ms_ + absl::Uniform<int64_t>(jitter_, 0, progress_interval_ms_ / 10 + 1);
   const int64_t due = SteadyMs() + period;
   if (!tickers_.emplace(sink, ProgressTicker{due, period}).second) return;
   tickers_by_due_.emplace(due, sink);
@@ -329,8 +343,9 @@ absl::Duration WatchHub::NotifyProgress() {
       w.idle = true;
     }
   }
-  const int64_t next = tickers_by_due_.empty() ? now + progress_interval_ms_
-                                               : std::min(tickers_by_due_.begin()->first, now + progress_interval_ms_);
+  const int64_t next = tickers_by_due_.empty()
+                           ? now + progress_interval_ms_
+                           : std::min(tickers_by_due_.begin()->first, now + progress_interval_ms_);
   return absl::Milliseconds(next - now);
 }
 

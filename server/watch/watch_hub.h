@@ -1,8 +1,8 @@
-// Fan-out of applied changes to watchers. The apply thread publishes each group's events once they are
-// flushed; every watcher whose range and filters match receives them, one response per watcher per
-// group, never splitting a revision. A watcher that starts in the past is first replayed from the
-// store's history; a watcher whose stream cannot keep up is marked lagging and later caught up from
-// history (as etcd's unsynced watchers are), so one slow client never holds back the others.
+// Fan-out of applied changes to watchers. The apply thread publishes each group's events once they
+// are flushed; every watcher whose range and filters match receives them, one response per watcher
+// per group, never splitting a revision. A watcher that starts in the past is first replayed from
+// the store's history; a watcher whose stream cannot keep up is marked lagging and later caught up
+// from history (as etcd's unsynced watchers are), so one slow client never holds back the others.
 //
 // Thread-safe. Lock order: the hub's lock, then a sink's own lock; sinks never call into the hub
 // while holding their lock.
@@ -73,10 +73,14 @@ class WatchSink {
   virtual ~WatchSink() = default;
   // Queues one response for `watch_id` holding `events` (all of revisions <= `revision`). Returns
   // false, queuing nothing, when the sink is too far behind; the hub then replays later.
-  virtual bool Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) = 0;
-  // The same for every one of `events` (at most kMaxRevisionsPerResponse revisions), without copies.
-  virtual bool DeliverShared(const WatchSpec& spec, const SharedEvents& events, int64_t revision) = 0;
-  // Tells the client that every event up to `revision` was sent. May be dropped when the sink is full.
+  virtual bool Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events,
+                       int64_t revision) = 0;
+  // The same for every one of `events` (at most kMaxRevisionsPerResponse revisions), without
+  // copies.
+  virtual bool DeliverShared(const WatchSpec& spec, const SharedEvents& events,
+                             int64_t revision) = 0;
+  // Tells the client that every event up to `revision` was sent. May be dropped when the sink is
+  // full.
   virtual void Progress(int64_t watch_id, int64_t revision) = 0;
   // The watcher is gone: what it still had to see was compacted away. Tell the client.
   virtual void Compacted(int64_t watch_id, int64_t compact_revision) = 0;
@@ -96,12 +100,14 @@ class WatchHub {
   // thousands is not answered only after all of them. published_revision() moves to `revision`
   // once every stream is served: until then a created, cancelled or progress response may name the
   // earlier revision (a lower bound, never a promise of events a watcher has not had).
-  void Publish(const std::vector<mvccpb::Event>& events, int64_t revision, const std::function<void()>& midway);
+  void Publish(const std::vector<mvccpb::Event>& events, int64_t revision,
+               const std::function<void()>& midway);
 
-  // Registers a watcher and replays its history. On a compacted start revision, registers nothing and
-  // returns OutOfRange with `*compact_revision` set. The revision the watcher is current at is
+  // Registers a watcher and replays its history. On a compacted start revision, registers nothing
+  // and returns OutOfRange with `*compact_revision` set. The revision the watcher is current at is
   // returned in `*current_revision` either way.
-  [[nodiscard]] absl::Status Add(WatchSink* sink, const WatchSpec& spec, int64_t* current_revision, int64_t* compact_revision);
+  [[nodiscard]] absl::Status Add(WatchSink* sink, const WatchSpec& spec, int64_t* current_revision,
+                                 int64_t* compact_revision);
   // Returns false when the sink has no such watcher.
   bool Remove(WatchSink* sink, int64_t watch_id);
   // Drops every watcher of `sink`; after it returns the hub never calls `sink` again.
@@ -133,7 +139,7 @@ class WatchHub {
     WatchSink* sink;
     int64_t next_revision;  // events below this were delivered (or precede the start)
     bool lagging = false;
-    bool idle = true;  // no event sent since the last progress notification
+    bool idle = true;        // no event sent since the last progress notification
     uint64_t collected = 0;  // the last WatchersOfKeysLocked call that listed it
   };
   static constexpr int kMaxRevisionsPerResponse = 1000;  // etcd's watchBatchMaxRevs
@@ -149,14 +155,15 @@ class WatchHub {
   // yet, at header revision `revision`; a watcher matching them all gets `shared` when that is set.
   // True if it sent any.
   bool ServeLocked(const std::vector<Watcher*>& watchers, size_t begin, size_t end,
-                   const std::vector<mvccpb::Event>& events, const SharedEvents* shared, int64_t revision)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                   const std::vector<mvccpb::Event>& events, const SharedEvents* shared,
+                   int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   enum class Delivery { kNothing, kSent, kRefused };
   // Sends `w` those of `events` (ascending) it matches, at header revision `revision`: as `shared`
-  // (their one encoding) when it matches them all and `shared` is set, else in responses of its own.
-  // kRefused: the sink was full; what went before counts as delivered.
-  Delivery DeliverMatchingLocked(Watcher& w, const std::vector<mvccpb::Event>& events, const SharedEvents* shared,
-                                 int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // (their one encoding) when it matches them all and `shared` is set, else in responses of its
+  // own. kRefused: the sink was full; what went before counts as delivered.
+  Delivery DeliverMatchingLocked(Watcher& w, const std::vector<mvccpb::Event>& events,
+                                 const SharedEvents* shared, int64_t revision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   enum class Replayed { kAll, kSinkFull, kFailed };
   // History already read by one catch-up (defined in the .cc).
   struct ReplayCache;
@@ -166,7 +173,8 @@ class WatchHub {
   // Delivers `events` (ascending) to `w` in responses of at most kMaxRevisionsPerResponse
   // revisions, with header revision `revision`. False when the sink refused one; what went before
   // it counts as delivered.
-  bool SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t revision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Replays the lagging watchers of one sink (dropping those whose history was compacted), until
   // the sink is full again; the rest wait for its next call.
   void CatchUpLocked(WatchSink* sink, SinkWatchers& watchers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

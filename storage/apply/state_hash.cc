@@ -3,9 +3,9 @@
 #include <memory>
 
 #include "common/etcd_errors.h"
-#include "storage/backend/revision.h"
 #include "common/sha256.h"
 #include "storage/apply/state_machine.h"
+#include "storage/backend/revision.h"
 
 namespace leasehold::storage {
 namespace {
@@ -22,7 +22,9 @@ void HashRecord(Sha256& sha, rocksdb::Slice key, rocksdb::Slice value) {
 }
 
 // The digest's first 32 bits: what etcd's API carries.
-uint32_t Fold(const std::string& digest) { return static_cast<uint32_t>(ReadBigEndian64(digest) >> 32); }
+uint32_t Fold(const std::string& digest) {
+  return static_cast<uint32_t>(ReadBigEndian64(digest) >> 32);
+}
 
 // Whether everything applied is in the engine (see HashKv).
 bool AllFlushed(const rocksdb::WriteBatch* unflushed) { return unflushed->Count() == 0; }
@@ -53,7 +55,8 @@ absl::StatusOr<StateMachine::KvHash> StateMachine::HashKv(int64_t revision) cons
   for (it->Seek(keys::Revision({0, 0})); it->Valid() && it->key().compare(end) < 0; it->Next()) {
     HashRecord(sha, it->key(), it->value());
   }
-  if (!it->status().ok()) return absl::DataLossError("reading the store for its hash: " + it->status().ToString());
+  if (!it->status().ok())
+    return absl::DataLossError("reading the store for its hash: " + it->status().ToString());
   result.hash = Fold(sha.Final());
   return result;
 }
@@ -70,7 +73,8 @@ absl::StatusOr<uint32_t> StateMachine::HashAll() const {
     if (keys::IsMemberLocal(std::string_view(key.data(), key.size()))) continue;
     HashRecord(sha, key, it->value());
   }
-  if (!it->status().ok()) return absl::DataLossError("reading the store for its hash: " + it->status().ToString());
+  if (!it->status().ok())
+    return absl::DataLossError("reading the store for its hash: " + it->status().ToString());
   return Fold(sha.Final());
 }
 

@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "common/etcd_errors.h"
-#include "storage/backend/raft_log_store.h"
 #include "common/status_macros.h"
+#include "storage/backend/raft_log_store.h"
 
 namespace leasehold::storage {
 namespace {
@@ -25,23 +25,39 @@ int Sign(const T& a, const T& b) {
 
 bool CompareResultHolds(Compare::CompareResult result, int cmp) {
   switch (result) {
-    case Compare::EQUAL: return cmp == 0;
-    case Compare::NOT_EQUAL: return cmp != 0;
-    case Compare::GREATER: return cmp > 0;
-    case Compare::LESS: return cmp < 0;
-    default: return false;
+    case Compare::EQUAL:
+      return cmp == 0;
+    case Compare::NOT_EQUAL:
+      return cmp != 0;
+    case Compare::GREATER:
+      return cmp > 0;
+    case Compare::LESS:
+      return cmp < 0;
+    default:
+      return false;
   }
 }
 
 bool CompareKeyValue(const Compare& c, const mvccpb::KeyValue& kv) {
   int cmp = 0;
   switch (c.target()) {
-    case Compare::VALUE: cmp = Sign<std::string>(kv.value(), c.value()); break;
-    case Compare::CREATE: cmp = Sign(kv.create_revision(), c.create_revision()); break;
-    case Compare::MOD: cmp = Sign(kv.mod_revision(), c.mod_revision()); break;
-    case Compare::VERSION: cmp = Sign(kv.version(), c.version()); break;
-    case Compare::LEASE: cmp = Sign(kv.lease(), c.lease()); break;
-    default: return false;
+    case Compare::VALUE:
+      cmp = Sign<std::string>(kv.value(), c.value());
+      break;
+    case Compare::CREATE:
+      cmp = Sign(kv.create_revision(), c.create_revision());
+      break;
+    case Compare::MOD:
+      cmp = Sign(kv.mod_revision(), c.mod_revision());
+      break;
+    case Compare::VERSION:
+      cmp = Sign(kv.version(), c.version());
+      break;
+    case Compare::LEASE:
+      cmp = Sign(kv.lease(), c.lease());
+      break;
+    default:
+      return false;
   }
   return CompareResultHolds(c.result(), cmp);
 }
@@ -49,11 +65,16 @@ bool CompareKeyValue(const Compare& c, const mvccpb::KeyValue& kv) {
 void SortKvs(std::vector<mvccpb::KeyValue>* kvs, RangeRequest::SortTarget target, bool descend) {
   auto key_of = [target](const mvccpb::KeyValue& kv) -> std::tuple<int64_t, const std::string*> {
     switch (target) {
-      case RangeRequest::VERSION: return {kv.version(), nullptr};
-      case RangeRequest::CREATE: return {kv.create_revision(), nullptr};
-      case RangeRequest::MOD: return {kv.mod_revision(), nullptr};
-      case RangeRequest::VALUE: return {0, &kv.value()};
-      default: return {0, &kv.key()};
+      case RangeRequest::VERSION:
+        return {kv.version(), nullptr};
+      case RangeRequest::CREATE:
+        return {kv.create_revision(), nullptr};
+      case RangeRequest::MOD:
+        return {kv.mod_revision(), nullptr};
+      case RangeRequest::VALUE:
+        return {0, &kv.value()};
+      default:
+        return {0, &kv.key()};
     }
   };
   auto less = [&](const mvccpb::KeyValue& a, const mvccpb::KeyValue& b) {
@@ -67,7 +88,8 @@ void SortKvs(std::vector<mvccpb::KeyValue>* kvs, RangeRequest::SortTarget target
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<StateMachine>> StateMachine::Open(Engine* engine, const Options& options) {
+absl::StatusOr<std::unique_ptr<StateMachine>> StateMachine::Open(Engine* engine,
+                                                                 const Options& options) {
   auto sm = std::unique_ptr<StateMachine>(new StateMachine(engine, options));
   RETURN_IF_ERROR(sm->RestoreLeases());
   absl::MutexLock lock(&sm->mu_);
@@ -93,7 +115,8 @@ absl::Status StateMachine::RestoreLeases() {
     leases_.Grant(record.id(), std::max(record.ttl_seconds(), options_.min_lease_ttl_seconds),
                   record.deadline_unix_ms());
   }
-  if (!it->status().ok()) return absl::DataLossError("lease scan failed: " + it->status().ToString());
+  if (!it->status().ok())
+    return absl::DataLossError("lease scan failed: " + it->status().ToString());
   return absl::OkStatus();
 }
 
@@ -107,8 +130,9 @@ int64_t StateMachine::revision() const {
   return store_.revision();
 }
 
-absl::Status StateMachine::History(int64_t from, int64_t to, const std::string& key, const std::string& range_end,
-                                   bool with_prev_kv, std::vector<mvccpb::Event>* out) const {
+absl::Status StateMachine::History(int64_t from, int64_t to, const std::string& key,
+                                   const std::string& range_end, bool with_prev_kv,
+                                   std::vector<mvccpb::Event>* out) const {
   absl::ReaderMutexLock lock(&mu_);
   return store_.History(from, to, key, range_end, with_prev_kv, out);
 }
@@ -128,9 +152,11 @@ absl::StatusOr<etcdserverpb::RangeResponse> StateMachine::RangeLocked(const Rang
   const bool filtered = request.min_mod_revision() != 0 || request.max_mod_revision() != 0 ||
                         request.min_create_revision() != 0 || request.max_create_revision() != 0;
   auto order = request.sort_order();
-  if (request.sort_target() != RangeRequest::KEY && order == RangeRequest::NONE) order = RangeRequest::ASCEND;
-  const bool key_ordered = order == RangeRequest::NONE ||
-                           (order == RangeRequest::ASCEND && request.sort_target() == RangeRequest::KEY);
+  if (request.sort_target() != RangeRequest::KEY && order == RangeRequest::NONE)
+    order = RangeRequest::ASCEND;
+  const bool key_ordered =
+      order == RangeRequest::NONE ||
+      (order == RangeRequest::ASCEND && request.sort_target() == RangeRequest::KEY);
   RangeOptions options;
   options.revision = request.revision();
   options.count_only = request.count_only();
@@ -143,8 +169,10 @@ absl::StatusOr<etcdserverpb::RangeResponse> StateMachine::RangeLocked(const Rang
     std::erase_if(kvs, [&](const mvccpb::KeyValue& kv) {
       return (request.max_mod_revision() != 0 && kv.mod_revision() > request.max_mod_revision()) ||
              (request.min_mod_revision() != 0 && kv.mod_revision() < request.min_mod_revision()) ||
-             (request.max_create_revision() != 0 && kv.create_revision() > request.max_create_revision()) ||
-             (request.min_create_revision() != 0 && kv.create_revision() < request.min_create_revision());
+             (request.max_create_revision() != 0 &&
+              kv.create_revision() > request.max_create_revision()) ||
+             (request.min_create_revision() != 0 &&
+              kv.create_revision() < request.min_create_revision());
     });
   }
   if (!key_ordered) SortKvs(&kvs, request.sort_target(), order == RangeRequest::DESCEND);
@@ -174,7 +202,8 @@ bool StateMachine::EvaluateCompare(const etcdserverpb::Compare& c) const {
     if (c.target() == Compare::VALUE) return false;
     return CompareKeyValue(c, mvccpb::KeyValue());
   }
-  return std::all_of(kvs.begin(), kvs.end(), [&](const mvccpb::KeyValue& kv) { return CompareKeyValue(c, kv); });
+  return std::all_of(kvs.begin(), kvs.end(),
+                     [&](const mvccpb::KeyValue& kv) { return CompareKeyValue(c, kv); });
 }
 
 namespace {
@@ -190,10 +219,12 @@ void ComputePath(const StateMachine* self, const etcdserverpb::TxnRequest& reque
 
 }  // namespace
 
-absl::Status StateMachine::ApplyPut(MvccStore::WriteTxn& txn, const etcdserverpb::PutRequest& request,
+absl::Status StateMachine::ApplyPut(MvccStore::WriteTxn& txn,
+                                    const etcdserverpb::PutRequest& request,
                                     etcdserverpb::PutResponse* response) {
   const KeyRecord* existing = store_.FindLive(request.key());
-  if ((request.ignore_value() || request.ignore_lease()) && existing == nullptr) return errors::KeyNotFound();
+  if ((request.ignore_value() || request.ignore_lease()) && existing == nullptr)
+    return errors::KeyNotFound();
   const int64_t old_lease = existing != nullptr ? existing->lease : 0;
   const int64_t lease = request.ignore_lease() ? old_lease : request.lease();
   if (lease != 0 && !leases_.Contains(lease)) return errors::LeaseNotFound();
@@ -205,7 +236,8 @@ absl::Status StateMachine::ApplyPut(MvccStore::WriteTxn& txn, const etcdserverpb
   return absl::OkStatus();
 }
 
-void StateMachine::ApplyDelete(MvccStore::WriteTxn& txn, const etcdserverpb::DeleteRangeRequest& request,
+void StateMachine::ApplyDelete(MvccStore::WriteTxn& txn,
+                               const etcdserverpb::DeleteRangeRequest& request,
                                etcdserverpb::DeleteRangeResponse* response) {
   auto deleted = txn.DeleteRange(request.key(), request.range_end());
   response->set_deleted(static_cast<int64_t>(deleted.size()));
@@ -222,9 +254,12 @@ void StateMachine::MoveKey(const std::string& key, int64_t from, int64_t to) {
   if (to != 0) leases_.Attach(to, key);
 }
 
-absl::Status StateMachine::CheckTxnOps(const etcdserverpb::TxnRequest& request, TxnPath* path) const {
+absl::Status StateMachine::CheckTxnOps(const etcdserverpb::TxnRequest& request,
+                                       TxnPath* path) const {
   path->clear();
-  ComputePath(this, request, path, [this](const etcdserverpb::Compare& c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return EvaluateCompare(c); });
+  ComputePath(this, request, path,
+              [this](const etcdserverpb::Compare& c)
+                  ABSL_NO_THREAD_SAFETY_ANALYSIS { return EvaluateCompare(c); });
   size_t next = 0;
   std::function<absl::Status(const etcdserverpb::TxnRequest&)> check =
       [&](const etcdserverpb::TxnRequest& txn) ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::Status {
@@ -233,7 +268,8 @@ absl::Status StateMachine::CheckTxnOps(const etcdserverpb::TxnRequest& request, 
       if (op.has_request_put()) {
         const auto& put = op.request_put();
         const KeyRecord* existing = store_.FindLive(put.key());
-        if ((put.ignore_value() || put.ignore_lease()) && existing == nullptr) return errors::KeyNotFound();
+        if ((put.ignore_value() || put.ignore_lease()) && existing == nullptr)
+          return errors::KeyNotFound();
         const int64_t lease = put.ignore_lease() ? existing->lease : put.lease();
         if (lease != 0 && !leases_.Contains(lease)) return errors::LeaseNotFound();
       } else if (op.has_request_range()) {
@@ -251,13 +287,15 @@ absl::Status StateMachine::CheckTxnOps(const etcdserverpb::TxnRequest& request, 
 
 namespace {
 
-// Walks the branches `path` chose through `request`, nested transactions included: sets each level's
-// `succeeded`, adds one result per operation, lets `leaf` fill those of ranges, puts and deletes,
-// and stamps the outer response's header with `revision()` once its operations have run (a write
-// transaction's revision is known only after its first write); a nested one's stays empty.
-void RunTxnPath(const TxnPath& path, const etcdserverpb::TxnRequest& request, const std::function<int64_t()>& revision,
-                const std::function<void(const etcdserverpb::RequestOp&, etcdserverpb::ResponseOp*)>& leaf,
-                etcdserverpb::TxnResponse* response) {
+// Walks the branches `path` chose through `request`, nested transactions included: sets each
+// level's `succeeded`, adds one result per operation, lets `leaf` fill those of ranges, puts and
+// deletes, and stamps the outer response's header with `revision()` once its operations have run (a
+// write transaction's revision is known only after its first write); a nested one's stays empty.
+void RunTxnPath(
+    const TxnPath& path, const etcdserverpb::TxnRequest& request,
+    const std::function<int64_t()>& revision,
+    const std::function<void(const etcdserverpb::RequestOp&, etcdserverpb::ResponseOp*)>& leaf,
+    etcdserverpb::TxnResponse* response) {
   size_t next = 0;
   std::function<void(const etcdserverpb::TxnRequest&, etcdserverpb::TxnResponse*)> run =
       [&](const etcdserverpb::TxnRequest& t, etcdserverpb::TxnResponse* out) {
@@ -279,37 +317,43 @@ void RunTxnPath(const TxnPath& path, const etcdserverpb::TxnRequest& request, co
 
 }  // namespace
 
-absl::Status StateMachine::ApplyTxn(MvccStore::WriteTxn& txn, const etcdserverpb::TxnRequest& request,
+absl::Status StateMachine::ApplyTxn(MvccStore::WriteTxn& txn,
+                                    const etcdserverpb::TxnRequest& request,
                                     etcdserverpb::TxnResponse* response) {
   TxnPath path;
   RETURN_IF_ERROR(CheckTxnOps(request, &path));
-  RunTxnPath(path, request, [&txn] { return txn.revision(); },
-             [&](const etcdserverpb::RequestOp& op, etcdserverpb::ResponseOp* result) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-               if (op.has_request_range()) {
-                 auto range = RangeLocked(op.request_range(), txn.revision());
-                 // Checked above: a range inside a transaction cannot fail here.
-                 if (range.ok()) *result->mutable_response_range() = std::move(*range);
-               } else if (op.has_request_put()) {
-                 // Preconditions were checked against the state before the transaction; a put cannot fail here.
-                 (void)ApplyPut(txn, op.request_put(), result->mutable_response_put());
-               } else if (op.has_request_delete_range()) {
-                 ApplyDelete(txn, op.request_delete_range(), result->mutable_response_delete_range());
-               }
-             },
-             response);
+  RunTxnPath(
+      path, request, [&txn] { return txn.revision(); },
+      [&](const etcdserverpb::RequestOp& op, etcdserverpb::ResponseOp* result)
+          ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            if (op.has_request_range()) {
+              auto range = RangeLocked(op.request_range(), txn.revision());
+              // Checked above: a range inside a transaction cannot fail here.
+              if (range.ok()) *result->mutable_response_range() = std::move(*range);
+            } else if (op.has_request_put()) {
+              // Preconditions were checked against the state before the transaction; a put cannot
+              // fail here.
+              (void)ApplyPut(txn, op.request_put(), result->mutable_response_put());
+            } else if (op.has_request_delete_range()) {
+              ApplyDelete(txn, op.request_delete_range(), result->mutable_response_delete_range());
+            }
+          },
+      response);
   return absl::OkStatus();
 }
 
 bool StateMachine::IsReadOnly(const etcdserverpb::TxnRequest& request) {
   for (const auto* ops : {&request.success(), &request.failure()}) {
     for (const auto& op : *ops) {
-      if (op.has_request_txn() ? !IsReadOnly(op.request_txn()) : !op.has_request_range()) return false;
+      if (op.has_request_txn() ? !IsReadOnly(op.request_txn()) : !op.has_request_range())
+        return false;
     }
   }
   return true;
 }
 
-absl::StatusOr<etcdserverpb::TxnResponse> StateMachine::ReadOnlyTxn(const etcdserverpb::TxnRequest& request) const {
+absl::StatusOr<etcdserverpb::TxnResponse> StateMachine::ReadOnlyTxn(
+    const etcdserverpb::TxnRequest& request) const {
   if (!IsReadOnly(request)) return absl::InvalidArgumentError("not a read-only transaction");
   absl::ReaderMutexLock lock(&mu_);
   TxnPath path;
@@ -317,16 +361,18 @@ absl::StatusOr<etcdserverpb::TxnResponse> StateMachine::ReadOnlyTxn(const etcdse
   absl::Status failed;
   etcdserverpb::TxnResponse response;
   const int64_t revision = store_.revision();
-  RunTxnPath(path, request, [revision] { return revision; },
-             [&](const etcdserverpb::RequestOp& op, etcdserverpb::ResponseOp* result) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-               auto range = RangeLocked(op.request_range(), 0);  // every leaf is a range
-               if (range.ok()) {
-                 *result->mutable_response_range() = std::move(*range);
-               } else if (failed.ok()) {
-                 failed = range.status();
-               }
-             },
-             &response);
+  RunTxnPath(
+      path, request, [revision] { return revision; },
+      [&](const etcdserverpb::RequestOp& op, etcdserverpb::ResponseOp* result)
+          ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            auto range = RangeLocked(op.request_range(), 0);  // every leaf is a range
+            if (range.ok()) {
+              *result->mutable_response_range() = std::move(*range);
+            } else if (failed.ok()) {
+              failed = range.status();
+            }
+          },
+      &response);
   RETURN_IF_ERROR(failed);
   return response;
 }
@@ -341,7 +387,8 @@ void StateMachine::PersistLease(int64_t id, rocksdb::WriteBatch* batch) {
   batch->Put(keys::Lease(id), out.SerializeAsString());
 }
 
-absl::Status StateMachine::ApplyLeaseGrant(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch,
+absl::Status StateMachine::ApplyLeaseGrant(const internalpb::InternalRequest& entry,
+                                           rocksdb::WriteBatch* batch,
                                            etcdserverpb::LeaseGrantResponse* response) {
   const auto& request = entry.lease_grant();
   if (request.id() == 0) return errors::LeaseNotFound();
@@ -376,7 +423,8 @@ absl::Status StateMachine::ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* bat
   return absl::OkStatus();
 }
 
-void StateMachine::ApplyCheckpoint(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch) {
+void StateMachine::ApplyCheckpoint(const internalpb::InternalRequest& entry,
+                                   rocksdb::WriteBatch* batch) {
   for (const auto& checkpoint : entry.lease_checkpoint().entries()) {
     if (!leases_.Contains(checkpoint.id())) continue;
     leases_.Checkpoint(checkpoint.id(), entry.time_unix_ms() + checkpoint.remaining_ms());
@@ -387,7 +435,8 @@ void StateMachine::ApplyCheckpoint(const internalpb::InternalRequest& entry, roc
 ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalRequest& entry) {
   absl::MutexLock lock(&mu_);
   if (index <= applied_index_) {
-    std::cerr << "apply: entry " << index << " is at or below the applied index " << applied_index_ << "\n";
+    std::cerr << "apply: entry " << index << " is at or below the applied index " << applied_index_
+              << "\n";
     std::abort();
   }
   ApplyResult result;
@@ -439,8 +488,8 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
       result.status = ApplyLeaseGrant(entry, &batch, response.mutable_lease_grant());
       break;
     case internalpb::InternalRequest::kLeaseRevoke:
-      result.status =
-          ApplyLeaseRevoke(entry.lease_revoke().id(), &batch, response.mutable_lease_revoke(), &result.events);
+      result.status = ApplyLeaseRevoke(entry.lease_revoke().id(), &batch,
+                                       response.mutable_lease_revoke(), &result.events);
       break;
     case internalpb::InternalRequest::kLeaseCheckpoint:
       ApplyCheckpoint(entry, &batch);
@@ -452,7 +501,8 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
       result.status = members_.ApplyUpdate(entry.member_update(), &batch);
       break;
     case internalpb::InternalRequest::kBlob:
-      *response.mutable_blob() = ApplyBlobRequest(entry.blob(), entry.time_unix_ms(), &blobs_, &blob_timer_, &batch);
+      *response.mutable_blob() =
+          ApplyBlobRequest(entry.blob(), entry.time_unix_ms(), &blobs_, &blob_timer_, &batch);
       break;
     case internalpb::InternalRequest::kAlarm:
       ApplyAlarm(entry.alarm(), &batch, response.mutable_alarm());
@@ -493,14 +543,17 @@ bool StateMachine::GrowsStore(const internalpb::InternalRequest& entry) {
   }
 }
 
-absl::Status StateMachine::CheckLeaseKeys(const std::string& user, int64_t id, Access access) const {
+absl::Status StateMachine::CheckLeaseKeys(const std::string& user, int64_t id,
+                                          Access access) const {
   auto lease = leases_.Lookup(id, 0, /*with_keys=*/true);
   if (!lease) return absl::OkStatus();
-  for (const std::string& key : lease->keys) RETURN_IF_ERROR(auth_.CheckRange(user, key, "", access));
+  for (const std::string& key : lease->keys)
+    RETURN_IF_ERROR(auth_.CheckRange(user, key, "", access));
   return absl::OkStatus();
 }
 
-absl::Status StateMachine::CheckReadOnlyTxn(const std::string& user, const etcdserverpb::TxnRequest& txn) const {
+absl::Status StateMachine::CheckReadOnlyTxn(const std::string& user,
+                                            const etcdserverpb::TxnRequest& txn) const {
   if (!auth_.enabled()) return absl::OkStatus();
   absl::ReaderMutexLock lock(&mu_);
   return CheckTxnCaller(user, txn);
@@ -513,7 +566,8 @@ absl::Status StateMachine::CheckLeaseKeysReadable(const std::string& user, int64
   return CheckLeaseKeys(user, lease_id, Access::kRead);
 }
 
-absl::Status StateMachine::CheckTxnCaller(const std::string& user, const etcdserverpb::TxnRequest& txn) const {
+absl::Status StateMachine::CheckTxnCaller(const std::string& user,
+                                          const etcdserverpb::TxnRequest& txn) const {
   for (const auto& compare : txn.compare()) {
     RETURN_IF_ERROR(auth_.CheckRange(user, compare.key(), compare.range_end(), Access::kRead));
   }
@@ -521,7 +575,8 @@ absl::Status StateMachine::CheckTxnCaller(const std::string& user, const etcdser
   for (const auto* ops : {&txn.success(), &txn.failure()}) {
     for (const auto& op : *ops) {
       if (op.has_request_range()) {
-        RETURN_IF_ERROR(auth_.CheckRange(user, op.request_range().key(), op.request_range().range_end(), Access::kRead));
+        RETURN_IF_ERROR(auth_.CheckRange(user, op.request_range().key(),
+                                         op.request_range().range_end(), Access::kRead));
       } else if (op.has_request_put()) {
         const auto& put = op.request_put();
         RETURN_IF_ERROR(auth_.CheckRange(user, put.key(), "", Access::kWrite));
@@ -530,7 +585,8 @@ absl::Status StateMachine::CheckTxnCaller(const std::string& user, const etcdser
       } else if (op.has_request_delete_range()) {
         const auto& del = op.request_delete_range();
         RETURN_IF_ERROR(auth_.CheckRange(user, del.key(), del.range_end(), Access::kWrite));
-        if (del.prev_kv()) RETURN_IF_ERROR(auth_.CheckRange(user, del.key(), del.range_end(), Access::kRead));
+        if (del.prev_kv())
+          RETURN_IF_ERROR(auth_.CheckRange(user, del.key(), del.range_end(), Access::kRead));
       } else if (op.has_request_txn()) {
         RETURN_IF_ERROR(CheckTxnCaller(user, op.request_txn()));
       }
@@ -554,7 +610,8 @@ absl::Status StateMachine::CheckCaller(const internalpb::InternalRequest& entry)
     case internalpb::InternalRequest::kDeleteRange: {
       const auto& del = entry.delete_range();
       RETURN_IF_ERROR(auth_.CheckRange(user, del.key(), del.range_end(), Access::kWrite));
-      if (del.prev_kv()) RETURN_IF_ERROR(auth_.CheckRange(user, del.key(), del.range_end(), Access::kRead));
+      if (del.prev_kv())
+        RETURN_IF_ERROR(auth_.CheckRange(user, del.key(), del.range_end(), Access::kRead));
       return absl::OkStatus();
     }
     case internalpb::InternalRequest::kTxn:
@@ -594,7 +651,8 @@ void StateMachine::ApplyConfChange(uint64_t index, const raftpb::ConfChange& cha
                                    const raftpb::ConfState& conf_state) {
   absl::MutexLock lock(&mu_);
   if (index <= applied_index_) {
-    std::cerr << "apply: membership change " << index << " is at or below the applied index " << applied_index_ << "\n";
+    std::cerr << "apply: membership change " << index << " is at or below the applied index "
+              << applied_index_ << "\n";
     std::abort();
   }
   members_.ApplyConfChange(change, &unflushed_);
@@ -636,7 +694,8 @@ void StateMachine::BlobTimer::Stop(int64_t id) {
   sm_->unflushed_.Delete(keys::Lease(id));
 }
 
-internalpb::BlobResponse StateMachine::ReadBlob(const internalpb::BlobRequest& request, int64_t now_ms) const {
+internalpb::BlobResponse StateMachine::ReadBlob(const internalpb::BlobRequest& request,
+                                                int64_t now_ms) const {
   absl::ReaderMutexLock lock(&mu_);
   return ReadBlobRequest(request, now_ms, blobs_);
 }

@@ -1,6 +1,6 @@
-// The replicated state machine: the MVCC store and the LeaseCollection, changed only by applying log
-// entries in order. Apply is deterministic: it reads no clock and no randomness (time and ids come
-// inside the entry), so every member that applies the same log reaches the same state.
+// The replicated state machine: the MVCC store and the LeaseCollection, changed only by applying
+// log entries in order. Apply is deterministic: it reads no clock and no randomness (time and ids
+// come inside the entry), so every member that applies the same log reaches the same state.
 //
 // Thread-safety: Apply is called by one thread (the apply loop). Reads (Range, revision, ...) may
 // come from any thread; they take a shared lock and see only fully applied entries.
@@ -15,21 +15,21 @@
 #include "absl/synchronization/mutex.h"
 #include "etcdserverpb/rpc.pb.h"
 #include "leasehold/internal.pb.h"
+#include "storage/auth/auth_table.h"
+#include "storage/backend/engine.h"
 #include "storage/blob/blob_ops.h"
 #include "storage/blob/blob_table.h"
 #include "storage/cluster/alarm_table.h"
-#include "storage/auth/auth_table.h"
-#include "storage/backend/engine.h"
-#include "storage/lease/lease_collection.h"
 #include "storage/cluster/member_table.h"
+#include "storage/lease/lease_collection.h"
 #include "storage/mvcc/mvcc_store.h"
 
 namespace leasehold::storage {
 
 struct ApplyResult {
-  absl::Status status;                     // etcd's error for a rejected request
-  internalpb::InternalResponse response;   // header.revision filled; ids left for the server
-  std::vector<mvccpb::Event> events;       // watch events of the changes, in revision order
+  absl::Status status;                    // etcd's error for a rejected request
+  internalpb::InternalResponse response;  // header.revision filled; ids left for the server
+  std::vector<mvccpb::Event> events;      // watch events of the changes, in revision order
 
   static ApplyResult Error(absl::Status status) {
     ApplyResult result;
@@ -45,10 +45,11 @@ class StateMachine {
   };
 
   // Restores the store and the leases from `engine` (not owned; must outlive this object).
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<StateMachine>> Open(Engine* engine, const Options& options);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<StateMachine>> Open(Engine* engine,
+                                                                          const Options& options);
 
-  // Index of the last applied entry (the consistent index): entries at or below it are never applied
-  // again, which makes replay after a restart exact.
+  // Index of the last applied entry (the consistent index): entries at or below it are never
+  // applied again, which makes replay after a restart exact.
   uint64_t applied_index() const;
 
   // Applies the entry at log `index` (which must already be durable). Its effects are visible to
@@ -58,9 +59,10 @@ class StateMachine {
   // Applies a committed membership change at log `index`; `conf_state` is the Raft membership after
   // it, persisted with the applied index so a restart resumes with exactly this membership.
   // Precondition: index > applied_index().
-  void ApplyConfChange(uint64_t index, const raftpb::ConfChange& change, const raftpb::ConfState& conf_state);
-  // Writes everything applied since the last flush in one engine write. A storage failure here would
-  // leave memory and disk apart, so it aborts the process.
+  void ApplyConfChange(uint64_t index, const raftpb::ConfChange& change,
+                       const raftpb::ConfState& conf_state);
+  // Writes everything applied since the last flush in one engine write. A storage failure here
+  // would leave memory and disk apart, so it aborts the process.
   void FlushApplied();
 
   // --- Snapshots (called by the apply thread only). ---
@@ -69,21 +71,25 @@ class StateMachine {
   [[nodiscard]] absl::Status Dump(std::string* out) const;
   // Adds to `batch` what replaces this member's replicated state with the snapshot's, applied up to
   // `index`. Write the batch, then call ReloadFromEngine(). InvalidArgument for unreadable data.
-  [[nodiscard]] absl::Status PrepareInstall(const std::string& data, uint64_t index, rocksdb::WriteBatch* batch) const;
+  [[nodiscard]] absl::Status PrepareInstall(const std::string& data, uint64_t index,
+                                            rocksdb::WriteBatch* batch) const;
   // Rebuilds the in-memory state (versions index, leases, members, applied index) from the engine.
   [[nodiscard]] absl::Status ReloadFromEngine();
 
   // A serializable read of the current state (or of a past revision).
-  [[nodiscard]] absl::StatusOr<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request) const;
+  [[nodiscard]] absl::StatusOr<etcdserverpb::RangeResponse> Range(
+      const etcdserverpb::RangeRequest& request) const;
   // A transaction whose operations are all ranges (nested ones too), answered from the current
   // state without a log entry — as etcd serves read-only transactions.
   static bool IsReadOnly(const etcdserverpb::TxnRequest& request);
-  [[nodiscard]] absl::StatusOr<etcdserverpb::TxnResponse> ReadOnlyTxn(const etcdserverpb::TxnRequest& request) const;
+  [[nodiscard]] absl::StatusOr<etcdserverpb::TxnResponse> ReadOnlyTxn(
+      const etcdserverpb::TxnRequest& request) const;
   int64_t revision() const;
   int64_t compacted_revision() const;
   // Watch events of flushed revisions [from, to]; see MvccStore::History.
-  [[nodiscard]] absl::Status History(int64_t from, int64_t to, const std::string& key, const std::string& range_end,
-                       bool with_prev_kv, std::vector<mvccpb::Event>* out) const;
+  [[nodiscard]] absl::Status History(int64_t from, int64_t to, const std::string& key,
+                                     const std::string& range_end, bool with_prev_kv,
+                                     std::vector<mvccpb::Event>* out) const;
 
   // Maintenance's hashes (state_hash.cc). Members holding the same replicated state agree on them;
   // the values are not etcd's, whose hashes cover its own file format.
@@ -126,8 +132,10 @@ class StateMachine {
   const AuthTable& auth() const { return auth_; }
   // The same checks for calls answered without the log (OK while auth is disabled): a read-only
   // transaction, and reading every key attached to a lease (LeaseTimeToLive names them).
-  [[nodiscard]] absl::Status CheckReadOnlyTxn(const std::string& user, const etcdserverpb::TxnRequest& txn) const;
-  [[nodiscard]] absl::Status CheckLeaseKeysReadable(const std::string& user, int64_t lease_id) const;
+  [[nodiscard]] absl::Status CheckReadOnlyTxn(const std::string& user,
+                                              const etcdserverpb::TxnRequest& txn) const;
+  [[nodiscard]] absl::Status CheckLeaseKeysReadable(const std::string& user,
+                                                    int64_t lease_id) const;
   LeaseCollection& leases() { return leases_; }
   const LeaseCollection& leases() const { return leases_; }
 
@@ -146,24 +154,33 @@ class StateMachine {
     StateMachine* sm_;
   };
 
-  [[nodiscard]] absl::Status ApplyPut(MvccStore::WriteTxn& txn, const etcdserverpb::PutRequest& request,
-                        etcdserverpb::PutResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  [[nodiscard]] absl::Status ApplyPut(MvccStore::WriteTxn& txn,
+                                      const etcdserverpb::PutRequest& request,
+                                      etcdserverpb::PutResponse* response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyDelete(MvccStore::WriteTxn& txn, const etcdserverpb::DeleteRangeRequest& request,
                    etcdserverpb::DeleteRangeResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  [[nodiscard]] absl::Status ApplyTxn(MvccStore::WriteTxn& txn, const etcdserverpb::TxnRequest& request,
-                        etcdserverpb::TxnResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Evaluates the compares (the branch taken at each level, depth first, into `*path`) and checks the
-  // chosen operations' preconditions against the current state.
-  [[nodiscard]] absl::Status CheckTxnOps(const etcdserverpb::TxnRequest& request, std::vector<bool>* path) const
+  [[nodiscard]] absl::Status ApplyTxn(MvccStore::WriteTxn& txn,
+                                      const etcdserverpb::TxnRequest& request,
+                                      etcdserverpb::TxnResponse* response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Evaluates the compares (the branch taken at each level, depth first, into `*path`) and checks
+  // the chosen operations' preconditions against the current state.
+  [[nodiscard]] absl::Status CheckTxnOps(const etcdserverpb::TxnRequest& request,
+                                         std::vector<bool>* path) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   bool EvaluateCompare(const etcdserverpb::Compare& compare) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  [[nodiscard]] absl::StatusOr<etcdserverpb::RangeResponse> RangeLocked(const etcdserverpb::RangeRequest& request,
-                                                          int64_t txn_revision) const
+  [[nodiscard]] absl::StatusOr<etcdserverpb::RangeResponse> RangeLocked(
+      const etcdserverpb::RangeRequest& request, int64_t txn_revision) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  [[nodiscard]] absl::Status ApplyLeaseGrant(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch,
-                               etcdserverpb::LeaseGrantResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  [[nodiscard]] absl::Status ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* batch, etcdserverpb::LeaseRevokeResponse* response,
-                                std::vector<mvccpb::Event>* events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  [[nodiscard]] absl::Status ApplyLeaseGrant(const internalpb::InternalRequest& entry,
+                                             rocksdb::WriteBatch* batch,
+                                             etcdserverpb::LeaseGrantResponse* response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  [[nodiscard]] absl::Status ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* batch,
+                                              etcdserverpb::LeaseRevokeResponse* response,
+                                              std::vector<mvccpb::Event>* events)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyCheckpoint(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PersistLease(int64_t id, rocksdb::WriteBatch* batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -171,12 +188,14 @@ class StateMachine {
   void MoveKey(const std::string& key, int64_t from, int64_t to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   [[nodiscard]] absl::Status RestoreLeases();
   // Whether the entry's caller may make it (see auth()).
-  [[nodiscard]] absl::Status CheckCaller(const internalpb::InternalRequest& entry) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  [[nodiscard]] absl::Status CheckTxnCaller(const std::string& user, const etcdserverpb::TxnRequest& txn) const
+  [[nodiscard]] absl::Status CheckCaller(const internalpb::InternalRequest& entry) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  [[nodiscard]] absl::Status CheckTxnCaller(const std::string& user,
+                                            const etcdserverpb::TxnRequest& txn) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // `access` to every key attached to lease `id` (none when it has no keys or does not exist).
-  [[nodiscard]] absl::Status CheckLeaseKeys(const std::string& user, int64_t id, Access access) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  [[nodiscard]] absl::Status CheckLeaseKeys(const std::string& user, int64_t id,
+                                            Access access) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void ApplyAlarm(const etcdserverpb::AlarmRequest& request, rocksdb::WriteBatch* batch,
                   etcdserverpb::AlarmResponse* response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -2,8 +2,8 @@
 // this member's state with a received dump.
 #include <iostream>
 
-#include "storage/apply/state_machine.h"
 #include "common/status_macros.h"
+#include "storage/apply/state_machine.h"
 
 namespace leasehold::storage {
 
@@ -27,13 +27,16 @@ absl::Status StateMachine::Dump(std::string* out) const {
   std::string value;
   AppendBigEndian64(&value, applied_index_);
   applied->set_value(value);
-  if (!snapshot.SerializeToString(out)) return absl::InternalError("snapshot too large to serialise");
+  if (!snapshot.SerializeToString(out))
+    return absl::InternalError("snapshot too large to serialise");
   return absl::OkStatus();
 }
 
-absl::Status StateMachine::PrepareInstall(const std::string& data, uint64_t index, rocksdb::WriteBatch* batch) const {
+absl::Status StateMachine::PrepareInstall(const std::string& data, uint64_t index,
+                                          rocksdb::WriteBatch* batch) const {
   internalpb::StateSnapshot snapshot;
-  if (!snapshot.ParseFromString(data)) return absl::InvalidArgumentError("unreadable state snapshot");
+  if (!snapshot.ParseFromString(data))
+    return absl::InvalidArgumentError("unreadable state snapshot");
   // Everything replicated goes; what is local stays.
   auto it = engine_->NewIterator();
   for (it->SeekToFirst(); it->Valid(); it->Next()) {

@@ -14,8 +14,12 @@ constexpr std::string_view kEnabledName = "auth/enabled";
 constexpr std::string_view kRevisionName = "auth/revision";
 constexpr std::string_view kEnabledRevisionName = "auth/enabled_rev";
 
-std::string UserKey(std::string_view name) { return keys::Meta(std::string(kUserPrefix) + std::string(name)); }
-std::string RoleKey(std::string_view name) { return keys::Meta(std::string(kRolePrefix) + std::string(name)); }
+std::string UserKey(std::string_view name) {
+  return keys::Meta(std::string(kUserPrefix) + std::string(name));
+}
+std::string RoleKey(std::string_view name) {
+  return keys::Meta(std::string(kRolePrefix) + std::string(name));
+}
 
 template <typename Record>
 absl::Status ScanRecords(const Engine& engine, std::string_view prefix_name,
@@ -30,11 +34,13 @@ absl::Status ScanRecords(const Engine& engine, std::string_view prefix_name,
     }
     out->emplace(it->key().ToString().substr(prefix.size()), std::move(record));
   }
-  if (!it->status().ok()) return absl::DataLossError("auth scan failed: " + it->status().ToString());
+  if (!it->status().ok())
+    return absl::DataLossError("auth scan failed: " + it->status().ToString());
   return absl::OkStatus();
 }
 
-bool SamePermissionRange(const authpb::Permission& p, std::string_view key, std::string_view range_end) {
+bool SamePermissionRange(const authpb::Permission& p, std::string_view key,
+                         std::string_view range_end) {
   return p.key() == key && p.range_end() == range_end;
 }
 
@@ -88,13 +94,15 @@ absl::Status AuthTable::Apply(const internalpb::AuthRequest& request, rocksdb::W
   // Every check comes before the first change, so a refused request leaves `batch` as it was.
   const uint32_t count_before = batch->Count();
   RETURN_IF_ERROR(ApplyLocked(request, batch));
-  if (batch->Count() == count_before) return absl::OkStatus();  // nothing changed: the revision stays
+  if (batch->Count() == count_before)
+    return absl::OkStatus();  // nothing changed: the revision stays
   ++revision_;
   Engine::PutMetaU64(batch, kRevisionName, revision_);
   return absl::OkStatus();
 }
 
-absl::Status AuthTable::ApplyLocked(const internalpb::AuthRequest& request, rocksdb::WriteBatch* batch) {
+absl::Status AuthTable::ApplyLocked(const internalpb::AuthRequest& request,
+                                    rocksdb::WriteBatch* batch) {
   const bool is_enabled = enabled();
   switch (request.op_case()) {
     case internalpb::AuthRequest::kEnable: {
@@ -117,7 +125,8 @@ absl::Status AuthTable::ApplyLocked(const internalpb::AuthRequest& request, rock
       const auto& r = request.authenticate();
       if (!is_enabled) return errors::AuthNotEnabled();
       auto user = users_.find(r.name());
-      if (user == users_.end() || user->second.options().no_password() || user->second.password() != r.password_hash()) {
+      if (user == users_.end() || user->second.options().no_password() ||
+          user->second.password() != r.password_hash()) {
         return errors::AuthFailed();
       }
       return absl::OkStatus();
@@ -166,7 +175,8 @@ absl::Status AuthTable::ApplyLocked(const internalpb::AuthRequest& request, rock
     }
     case internalpb::AuthRequest::kUserRevokeRole: {
       const auto& r = request.user_revoke_role();
-      if (is_enabled && r.name() == kRootUser && r.role() == kRootRole) return errors::InvalidAuthMgmt();
+      if (is_enabled && r.name() == kRootUser && r.role() == kRootRole)
+        return errors::InvalidAuthMgmt();
       auto user = users_.find(r.name());
       if (user == users_.end()) return errors::UserNotFound();
       if (!HasRole(user->second, r.role())) return errors::RoleNotGranted();
@@ -208,9 +218,10 @@ absl::Status AuthTable::ApplyLocked(const internalpb::AuthRequest& request, rock
         same->set_permtype(r.perm().permtype());  // the same range granted again: its type changes
       } else {
         *perms->Add() = r.perm();
-        std::sort(perms->begin(), perms->end(), [](const authpb::Permission& a, const authpb::Permission& b) {
-          return std::tie(a.key(), a.range_end()) < std::tie(b.key(), b.range_end());
-        });
+        std::sort(perms->begin(), perms->end(),
+                  [](const authpb::Permission& a, const authpb::Permission& b) {
+                    return std::tie(a.key(), a.range_end()) < std::tie(b.key(), b.range_end());
+                  });
       }
       PutRole(changed, batch);
       return absl::OkStatus();
@@ -254,8 +265,8 @@ absl::Status AuthTable::CheckAdmin(std::string_view user) const {
   return IsRootLocked(user) ? absl::OkStatus() : errors::PermissionDenied();
 }
 
-absl::Status AuthTable::CheckRange(std::string_view user, std::string_view key, std::string_view range_end,
-                                   Access access) const {
+absl::Status AuthTable::CheckRange(std::string_view user, std::string_view key,
+                                   std::string_view range_end, Access access) const {
   if (!enabled()) return absl::OkStatus();
   if (user.empty()) return errors::UserEmpty();
   absl::MutexLock lock(&mu_);
@@ -268,7 +279,8 @@ absl::Status AuthTable::CheckRange(std::string_view user, std::string_view key, 
     if (role == roles_.end()) continue;
     for (const auto& permission : role->second.keypermission()) granted.push_back(&permission);
   }
-  return PermissionsCover(granted, access, key, range_end) ? absl::OkStatus() : errors::PermissionDenied();
+  return PermissionsCover(granted, access, key, range_end) ? absl::OkStatus()
+                                                           : errors::PermissionDenied();
 }
 
 bool AuthTable::HasPasswordHash(std::string_view user, std::string_view password_hash) const {

@@ -21,8 +21,8 @@
 #include "authpb/auth.pb.h"
 #include "leasehold/internal.pb.h"
 #include "rocksdb/write_batch.h"
-#include "storage/backend/engine.h"
 #include "storage/auth/key_permissions.h"
+#include "storage/backend/engine.h"
 
 namespace leasehold::storage {
 
@@ -44,7 +44,8 @@ class AuthTable {
   // Applies one auth change with etcd's checks and errors; on success adds its records to `batch`.
   // Authenticate changes nothing: it only checks that auth is on and that `password_hash` is still
   // the user's. Permission to make the change is the caller's to check (CheckAdmin).
-  [[nodiscard]] absl::Status Apply(const internalpb::AuthRequest& request, rocksdb::WriteBatch* batch);
+  [[nodiscard]] absl::Status Apply(const internalpb::AuthRequest& request,
+                                   rocksdb::WriteBatch* batch);
 
   // While auth is enabled: OK for any existing user; "user name is empty" for "", "permission
   // denied" for an unknown one. Always OK while auth is disabled.
@@ -54,8 +55,8 @@ class AuthTable {
   [[nodiscard]] absl::Status CheckAdmin(std::string_view user) const;
   // While auth is enabled: whether `user` may read or write every key of [key, range_end) (see
   // key_permissions.h), with CheckAdmin's errors. Always OK while auth is disabled.
-  [[nodiscard]] absl::Status CheckRange(std::string_view user, std::string_view key, std::string_view range_end,
-                          Access access) const;
+  [[nodiscard]] absl::Status CheckRange(std::string_view user, std::string_view key,
+                                        std::string_view range_end, Access access) const;
 
   // Whether `user` exists and its stored password hash is `password_hash` (a token's check, made
   // on every call while auth is enabled: it copies nothing).
@@ -67,10 +68,13 @@ class AuthTable {
   std::vector<std::string> RoleNames() const;
 
  private:
-  [[nodiscard]] absl::Status ApplyLocked(const internalpb::AuthRequest& request, rocksdb::WriteBatch* batch)
+  [[nodiscard]] absl::Status ApplyLocked(const internalpb::AuthRequest& request,
+                                         rocksdb::WriteBatch* batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void PutUser(const authpb::User& user, rocksdb::WriteBatch* batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void PutRole(const authpb::Role& role, rocksdb::WriteBatch* batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PutUser(const authpb::User& user, rocksdb::WriteBatch* batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PutRole(const authpb::Role& role, rocksdb::WriteBatch* batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether `user` exists and holds the root role.
   bool IsRootLocked(std::string_view user) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 

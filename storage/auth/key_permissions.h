@@ -18,7 +18,7 @@ bool Grants(const authpb::Permission& permission, Access access);
 
 // Whether the permissions in `granted` that grant `access` cover [key, range_end).
 // A request whose range is empty (range_end at or before key) is not covered.
-bool PermissionsCover(const std::vector<const authpb::Permission*>& granted, Access access, std::string_view key,
-                      std::string_view range_end);
+bool PermissionsCover(const std::vector<const authpb::Permission*>& granted, Access access,
+                      std::string_view key, std::string_view range_end);
 
 }  // namespace leasehold::storage

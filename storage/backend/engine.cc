@@ -8,9 +8,9 @@
 #include <fstream>
 
 #include "rocksdb/env.h"
+#include "rocksdb/filter_policy.h"
 #include "rocksdb/options.h"
 #include "rocksdb/table.h"
-#include "rocksdb/filter_policy.h"
 #include "storage/backend/wal_file_system.h"
 
 namespace leasehold::storage {
@@ -33,7 +33,8 @@ absl::Status MakePrivateDirs(const std::filesystem::path& dir) {
   for (const std::filesystem::path& part : dir) {
     path /= part;
     if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-      return absl::FailedPreconditionError("cannot create data dir " + path.string() + ": " + std::strerror(errno));
+      return absl::FailedPreconditionError("cannot create data dir " + path.string() + ": " +
+                                           std::strerror(errno));
     }
   }
   return absl::OkStatus();
@@ -46,18 +47,20 @@ constexpr char kWalDirRecord[] = "LEASEHOLD_WAL_DIR";
 std::string Canonical(const std::string& path) {
   if (path.empty()) return "";
   std::error_code ec;
-  std::filesystem::path canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  std::filesystem::path canonical =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
   return ec ? path : canonical.string();
 }
 
-// A fresh data dir records `wal_dir` (empty: the log stays in the data dir); an existing one must be
-// opened with the log folder it recorded (none recorded: the data dir itself, as before there was
-// a choice).
+// A fresh data dir records `wal_dir` (empty: the log stays in the data dir); an existing one must
+// be opened with the log folder it recorded (none recorded: the data dir itself, as before there
+// was a choice).
 absl::Status CheckWalDir(const std::string& dir, const std::string& wal_dir) {
   const std::filesystem::path record = std::filesystem::path(dir) / kWalDirRecord;
   const std::string wanted = Canonical(wal_dir);
   std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec) && !std::filesystem::exists(record, ec)) {
+  if (!std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec) &&
+      !std::filesystem::exists(record, ec)) {
     std::ofstream out(record, std::ios::trunc);
     out << wanted;
     out.flush();
@@ -68,17 +71,19 @@ absl::Status CheckWalDir(const std::string& dir, const std::string& wal_dir) {
   if (std::ifstream in(record); in) std::getline(in, recorded);
   if (recorded == wanted) return absl::OkStatus();
   auto where = [&dir](const std::string& logs) {
-    return logs.empty() ? "in the data dir itself (no --wal-dir)" : "in " + logs + " (--wal-dir " + logs + ")";
+    return logs.empty() ? "in the data dir itself (no --wal-dir)"
+                        : "in " + logs + " (--wal-dir " + logs + ")";
   };
-  return absl::FailedPreconditionError("data dir " + dir + " keeps its write-ahead log " + where(recorded) +
-                                       ", not " + where(wanted) +
+  return absl::FailedPreconditionError("data dir " + dir + " keeps its write-ahead log " +
+                                       where(recorded) + ", not " + where(wanted) +
                                        ": opened there, its latest writes would be missing");
 }
 
 }  // namespace
 
 void AppendBigEndian64(std::string* out, uint64_t v) {
-  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>((v >> shift) & 0xff));
+  for (int shift = 56; shift >= 0; shift -= 8)
+    out->push_back(static_cast<char>((v >> shift) & 0xff));
 }
 
 uint64_t ReadBigEndian64(std::string_view in) {
@@ -107,7 +112,8 @@ std::string LogEntry(uint64_t index) {
 std::string Meta(std::string_view name) { return "m" + std::string(name); }
 }  // namespace keys
 
-absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir, const std::string& wal_dir) {
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir,
+                                                     const std::string& wal_dir) {
   std::error_code ec;
   bool existed = std::filesystem::exists(dir, ec);
   if (existed && !std::filesystem::is_directory(dir, ec)) {
@@ -145,19 +151,22 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir, con
   rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
   if (!s.ok()) return FromRocks(s);
   auto engine = std::unique_ptr<Engine>(new Engine(std::move(file_system), std::move(env),
-                                                   std::unique_ptr<rocksdb::DB>(raw), wal_dir.empty() ? dir : wal_dir));
+                                                   std::unique_ptr<rocksdb::DB>(raw),
+                                                   wal_dir.empty() ? dir : wal_dir));
 
   auto marker = engine->Get(keys::Meta("format"));
   if (marker.ok()) {
     if (*marker != kFormatMarker) {
-      return absl::FailedPreconditionError("data dir " + dir + " has unknown format '" + *marker + "'");
+      return absl::FailedPreconditionError("data dir " + dir + " has unknown format '" + *marker +
+                                           "'");
     }
   } else if (absl::IsNotFound(marker.status())) {
     // A fresh database, or a foreign RocksDB: a foreign one already has records.
     auto it = engine->NewIterator();
     it->SeekToFirst();
     if (it->Valid()) {
-      return absl::FailedPreconditionError("data dir " + dir + " holds a database that is not Leasehold's");
+      return absl::FailedPreconditionError("data dir " + dir +
+                                           " holds a database that is not Leasehold's");
     }
     rocksdb::WriteBatch batch;
     batch.Put(keys::Meta("format"), std::string(kFormatMarker));
@@ -187,7 +196,8 @@ absl::Status Engine::Write(rocksdb::WriteBatch* batch, bool sync) {
 
 absl::StatusOr<std::string> Engine::Get(std::string_view key) const {
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
   if (!s.ok()) return FromRocks(s);
   return value;
 }
@@ -207,14 +217,15 @@ std::unique_ptr<rocksdb::Iterator> Engine::NewIterator(std::string_view upper_bo
   rocksdb::ReadOptions options;
   options.iterate_upper_bound = &bound->slice;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options));
-  it->RegisterCleanup(+[](void* arg, void*) { delete static_cast<Bound*>(arg); }, bound, nullptr);
+  it->RegisterCleanup(
+      +[](void* arg, void*) { delete static_cast<Bound*>(arg); }, bound, nullptr);
   return it;
 }
 
 std::shared_ptr<const rocksdb::Snapshot> Engine::Pin() const {
   rocksdb::DB* db = db_.get();
-  return std::shared_ptr<const rocksdb::Snapshot>(db->GetSnapshot(),
-                                                  [db](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); });
+  return std::shared_ptr<const rocksdb::Snapshot>(
+      db->GetSnapshot(), [db](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); });
 }
 
 std::unique_ptr<rocksdb::Iterator> Engine::NewIterator(const rocksdb::Snapshot* view) const {

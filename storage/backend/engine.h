@@ -38,12 +38,13 @@ class WalFileSystem;
 class Engine {
  public:
   // Opens the database in `dir`, creating it if absent (with any missing parents, each owner-only).
-  // Its write-ahead log goes to `wal_dir` when one is given (etcd's --wal-dir: a disk of its own for
-  // the synced writes), made the same way; a new data dir records where its log is. Fails with
+  // Its write-ahead log goes to `wal_dir` when one is given (etcd's --wal-dir: a disk of its own
+  // for the synced writes), made the same way; a new data dir records where its log is. Fails with
   // FailedPrecondition when the folder holds something that is not a Leasehold database or cannot
   // be created, or when it was made with another log folder (opened without its log, a database
   // would lose its latest writes), and DataLoss when RocksDB reports corruption.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Engine>> Open(const std::string& dir, const std::string& wal_dir = "");
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Engine>> Open(
+      const std::string& dir, const std::string& wal_dir = "");
 
   [[nodiscard]] absl::Status Write(rocksdb::WriteBatch* batch, bool sync);
   // NotFound when absent.
@@ -64,7 +65,8 @@ class Engine {
   int64_t ApproximateSize() const;
   // Approximate bytes of data in use: RocksDB's estimate of the live data in its SST files (without
   // overwritten or deleted versions) plus the write-ahead log, which holds what is not in them yet.
-  // At most ApproximateSize(); roughly what a compaction of the whole key space (CompactAll) leaves.
+  // At most ApproximateSize(); roughly what a compaction of the whole key space (CompactAll)
+  // leaves.
   int64_t ApproximateLiveSize() const;
 
   [[nodiscard]] absl::StatusOr<uint64_t> GetMetaU64(std::string_view name) const;  // 0 when absent
@@ -75,7 +77,10 @@ class Engine {
   uint64_t LogBytes() const;
   Engine(std::shared_ptr<WalFileSystem> file_system, std::unique_ptr<rocksdb::Env> env,
          std::unique_ptr<rocksdb::DB> db, std::string log_dir)
-      : file_system_(std::move(file_system)), env_(std::move(env)), db_(std::move(db)), log_dir_(std::move(log_dir)) {}
+      : file_system_(std::move(file_system)),
+        env_(std::move(env)),
+        db_(std::move(db)),
+        log_dir_(std::move(log_dir)) {}
   // The database goes first: it uses both.
   std::shared_ptr<WalFileSystem> file_system_;
   std::unique_ptr<rocksdb::Env> env_;

@@ -12,18 +12,21 @@ constexpr std::string_view kSnapshotKey = "raft_snapshot";
 absl::StatusOr<std::unique_ptr<RaftLogStore>> RaftLogStore::Open(Engine* engine) {
   std::unique_ptr<RaftLogStore> store(new RaftLogStore(engine));
   if (auto hs = engine->Get(keys::Meta(kHardStateKey)); hs.ok()) {
-    if (!store->hard_state_.ParseFromString(*hs)) return absl::DataLossError("malformed raft hard state");
+    if (!store->hard_state_.ParseFromString(*hs))
+      return absl::DataLossError("malformed raft hard state");
   } else if (!absl::IsNotFound(hs.status())) {
     return hs.status();
   }
   if (auto cs = engine->Get(keys::Meta(kConfStateKey)); cs.ok()) {
-    if (!store->conf_state_.ParseFromString(*cs)) return absl::DataLossError("malformed raft membership");
+    if (!store->conf_state_.ParseFromString(*cs))
+      return absl::DataLossError("malformed raft membership");
   } else if (!absl::IsNotFound(cs.status())) {
     return cs.status();
   }
   if (auto snap = engine->Get(keys::Meta(kSnapshotKey)); snap.ok()) {
     raft::pb::SnapshotMetadata metadata;
-    if (!metadata.ParseFromString(*snap)) return absl::DataLossError("malformed raft snapshot record");
+    if (!metadata.ParseFromString(*snap))
+      return absl::DataLossError("malformed raft snapshot record");
     store->snapshot_index_ = metadata.index();
     store->snapshot_term_ = metadata.term();
     store->first_index_ = metadata.index() + 1;
@@ -37,13 +40,15 @@ absl::StatusOr<std::unique_ptr<RaftLogStore>> RaftLogStore::Open(Engine* engine)
     if (it->key().size() != 9 || it->key()[0] != keys::kLogPrefix) break;
     const uint64_t index = ReadBigEndian64(std::string_view(it->key().data() + 1, 8));
     raft::pb::Entry entry;
-    if (!entry.ParseFromArray(it->value().data(), static_cast<int>(it->value().size())) || entry.index() != index) {
+    if (!entry.ParseFromArray(it->value().data(), static_cast<int>(it->value().size())) ||
+        entry.index() != index) {
       return absl::DataLossError(absl::StrCat("malformed raft log entry ", index));
     }
     if (index <= store->snapshot_index_) continue;  // compaction interrupted: already covered
     if (first) {
       if (index != store->first_index_) {
-        return absl::DataLossError(absl::StrCat("raft log starts at ", index, ", expected ", store->first_index_));
+        return absl::DataLossError(
+            absl::StrCat("raft log starts at ", index, ", expected ", store->first_index_));
       }
       first = false;
     } else if (index != store->LastIndex() + 1) {
@@ -63,7 +68,7 @@ raft::InitialState RaftLogStore::GetInitialState() const {
 }
 
 absl::StatusOr<std::vector<raft::pb::Entry>> RaftLogStore::Entries(uint64_t lo, uint64_t hi,
-                                                                    uint64_t max_bytes) const {
+                                                                   uint64_t max_bytes) const {
   if (lo < first_index_) return raft::CompactedError();
   if (hi > LastIndex() + 1) return raft::UnavailableError();
   std::vector<raft::pb::Entry> out;
@@ -72,7 +77,8 @@ absl::StatusOr<std::vector<raft::pb::Entry>> RaftLogStore::Entries(uint64_t lo, 
   uint64_t bytes = 0;
   for (it->Seek(keys::LogEntry(lo)); it->Valid() && lo < hi; it->Next(), ++lo) {
     raft::pb::Entry entry;
-    if (!entry.ParseFromArray(it->value().data(), static_cast<int>(it->value().size())) || entry.index() != lo) {
+    if (!entry.ParseFromArray(it->value().data(), static_cast<int>(it->value().size())) ||
+        entry.index() != lo) {
       return absl::DataLossError(absl::StrCat("raft log entry ", lo, " is unreadable"));
     }
     bytes += entry.ByteSizeLong();
@@ -131,13 +137,15 @@ void RaftLogStore::Compact(uint64_t index, rocksdb::WriteBatch* batch) {
   metadata.set_term(terms_[index - first_index_]);
   batch->Put(keys::Meta(kSnapshotKey), metadata.SerializeAsString());
   batch->DeleteRange(keys::LogEntry(first_index_), keys::LogEntry(index + 1));
-  terms_.erase(terms_.begin(), terms_.begin() + static_cast<std::ptrdiff_t>(index + 1 - first_index_));
+  terms_.erase(terms_.begin(),
+               terms_.begin() + static_cast<std::ptrdiff_t>(index + 1 - first_index_));
   snapshot_index_ = index;
   snapshot_term_ = metadata.term();
   first_index_ = index + 1;
 }
 
-void RaftLogStore::ApplySnapshot(const raft::pb::SnapshotMetadata& metadata, rocksdb::WriteBatch* batch) {
+void RaftLogStore::ApplySnapshot(const raft::pb::SnapshotMetadata& metadata,
+                                 rocksdb::WriteBatch* batch) {
   raft::pb::SnapshotMetadata position;
   position.set_index(metadata.index());
   position.set_term(metadata.term());

@@ -37,7 +37,8 @@ class RaftLogStore : public raft::Storage {
 
   // raft::Storage.
   raft::InitialState GetInitialState() const override;
-  [[nodiscard]] absl::StatusOr<std::vector<raft::pb::Entry>> Entries(uint64_t lo, uint64_t hi, uint64_t max_bytes) const override;
+  [[nodiscard]] absl::StatusOr<std::vector<raft::pb::Entry>> Entries(
+      uint64_t lo, uint64_t hi, uint64_t max_bytes) const override;
   [[nodiscard]] absl::StatusOr<uint64_t> Term(uint64_t index) const override;
   uint64_t FirstIndex() const override { return first_index_; }
   uint64_t LastIndex() const override { return first_index_ + terms_.size() - 1; }

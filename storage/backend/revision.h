@@ -1,4 +1,5 @@
-// A store revision: `main` advances once per write transaction, `sub` numbers the changes within it.
+// A store revision: `main` advances once per write transaction, `sub` numbers the changes within
+// it.
 #pragma once
 
 #include <compare>

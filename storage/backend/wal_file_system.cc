@@ -6,7 +6,9 @@
 namespace leasehold::storage {
 namespace {
 
-bool IsLog(std::string_view path) { return path.size() > 4 && path.substr(path.size() - 4) == ".log"; }
+bool IsLog(std::string_view path) {
+  return path.size() > 4 && path.substr(path.size() - 4) == ".log";
+}
 
 std::string FileName(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -40,7 +42,8 @@ class WalFileSystem::CountedLog : public rocksdb::FSWritableFileOwnerWrapper {
     if (s.ok()) written_->fetch_add(data.size(), std::memory_order_relaxed);
     return s;
   }
-  rocksdb::IOStatus Close(const rocksdb::IOOptions& options, rocksdb::IODebugContext* debug) override {
+  rocksdb::IOStatus Close(const rocksdb::IOOptions& options,
+                          rocksdb::IODebugContext* debug) override {
     rocksdb::IOStatus s = target()->Close(options, debug);
     owner_->Forget(name_, written_);
     return s;
@@ -52,7 +55,8 @@ class WalFileSystem::CountedLog : public rocksdb::FSWritableFileOwnerWrapper {
   const std::shared_ptr<std::atomic<uint64_t>> written_;
 };
 
-rocksdb::IOStatus WalFileSystem::NewWritableFile(const std::string& path, const rocksdb::FileOptions& options,
+rocksdb::IOStatus WalFileSystem::NewWritableFile(const std::string& path,
+                                                 const rocksdb::FileOptions& options,
                                                  std::unique_ptr<rocksdb::FSWritableFile>* file,
                                                  rocksdb::IODebugContext* debug) {
   if (!IsLog(path)) return target()->NewWritableFile(path, options, file, debug);
@@ -78,10 +82,12 @@ std::optional<uint64_t> WalFileSystem::OpenLogBytes(const std::string& file_name
   return it->second->load(std::memory_order_relaxed);
 }
 
-void WalFileSystem::Forget(const std::string& file_name, const std::shared_ptr<std::atomic<uint64_t>>& counter) {
+void WalFileSystem::Forget(const std::string& file_name,
+                           const std::shared_ptr<std::atomic<uint64_t>>& counter) {
   absl::MutexLock lock(&mu_);
   // A newer file of the same name (RocksDB does not reuse log numbers, but be exact) stays.
-  if (auto it = open_logs_.find(file_name); it != open_logs_.end() && it->second == counter) open_logs_.erase(it);
+  if (auto it = open_logs_.find(file_name); it != open_logs_.end() && it->second == counter)
+    open_logs_.erase(it);
 }
 
 }  // namespace leasehold::storage

@@ -27,7 +27,8 @@ namespace leasehold::storage {
 
 class WalFileSystem : public rocksdb::FileSystemWrapper {
  public:
-  explicit WalFileSystem(const std::shared_ptr<rocksdb::FileSystem>& base) : FileSystemWrapper(base) {}
+  explicit WalFileSystem(const std::shared_ptr<rocksdb::FileSystem>& base)
+      : FileSystemWrapper(base) {}
   const char* Name() const override { return "LeaseholdWalFileSystem"; }
 
   rocksdb::IOStatus NewWritableFile(const std::string& path, const rocksdb::FileOptions& options,

@@ -7,16 +7,16 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
-#include "leasehold/internal.pb.h"
-#include "mvccpb/kv.pb.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "storage/cluster/alarm_table.h"
-#include "storage/backup/bolt_file.h"
-#include "storage/cluster/member_table.h"
-#include "storage/backend/raft_log_store.h"
 #include "common/sha256.h"
 #include "common/status_macros.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "leasehold/internal.pb.h"
+#include "mvccpb/kv.pb.h"
+#include "storage/backend/raft_log_store.h"
+#include "storage/backup/bolt_file.h"
+#include "storage/cluster/alarm_table.h"
+#include "storage/cluster/member_table.h"
 
 namespace leasehold::storage {
 namespace {
@@ -49,7 +49,7 @@ constexpr std::string_view kEtcdMetaBucket = "meta";
 // Everything else Leasehold needs to restore (leases with their records, auth, blob leases, the
 // revision), as its own records.
 constexpr std::string_view kLeaseholdBucket = "leasehold";
-constexpr char kPutFlag = 'p';        // as the MVCC store marks its versions
+constexpr char kPutFlag = 'p';  // as the MVCC store marks its versions
 constexpr char kTombstoneFlag = 't';
 
 std::string EtcdRevisionKey(std::string_view main_and_sub, bool tombstone) {
@@ -90,7 +90,8 @@ absl::StatusOr<std::string> BuildBackup(const Engine& engine, const rocksdb::Sna
     if (!IsBackedUp(key)) continue;
     if (key.size() == 17 && key[0] == keys::kRevisionPrefix) {
       if (value.empty()) return absl::DataLossError("empty version record in the backup view");
-      revisions.emplace_back(EtcdRevisionKey(key.substr(1), value[0] == kTombstoneFlag), value.substr(1));
+      revisions.emplace_back(EtcdRevisionKey(key.substr(1), value[0] == kTombstoneFlag),
+                             value.substr(1));
       continue;
     }
     if (key.size() == 9 && key[0] == keys::kLeasePrefix) {
@@ -100,10 +101,12 @@ absl::StatusOr<std::string> BuildBackup(const Engine& engine, const rocksdb::Sna
       }
       leases.emplace_back(key.substr(1), EtcdLease(lease));
     }
-    if (key == keys::Meta("compact") && value.size() == 8) compacted = static_cast<int64_t>(ReadBigEndian64(value));
+    if (key == keys::Meta("compact") && value.size() == 8)
+      compacted = static_cast<int64_t>(ReadBigEndian64(value));
     own.emplace_back(key, value);
   }
-  if (!it->status().ok()) return absl::DataLossError("reading the backup view: " + it->status().ToString());
+  if (!it->status().ok())
+    return absl::DataLossError("reading the backup view: " + it->status().ToString());
 
   BoltFileBuilder bolt;  // buckets in name order: key, lease, leasehold, meta
   bolt.AddBucket(kEtcdKeyBucket);
@@ -167,7 +170,8 @@ absl::Status WalkFramed(std::string_view body, const std::string& path, const Re
     const uint32_t key_size = ReadU32(body.substr(pos));
     pos += 4;
     if (key_size == 0) break;  // the end marker; only padding follows
-    if (body.size() - pos < static_cast<uint64_t>(key_size) + 4) return absl::DataLossError(path + ": bad record framing");
+    if (body.size() - pos < static_cast<uint64_t>(key_size) + 4)
+      return absl::DataLossError(path + ": bad record framing");
     const std::string_view key = body.substr(pos, key_size);
     pos += key_size;
     const uint32_t value_size = ReadU32(body.substr(pos));
@@ -177,7 +181,8 @@ absl::Status WalkFramed(std::string_view body, const std::string& path, const Re
     pos += value_size;
     RETURN_IF_ERROR(record(key, value));
   }
-  if (body.size() - pos >= kPageBytes || body.find_first_not_of('\0', pos) != std::string_view::npos) {
+  if (body.size() - pos >= kPageBytes ||
+      body.find_first_not_of('\0', pos) != std::string_view::npos) {
     return absl::DataLossError(path + ": bad padding after the records");
   }
   return absl::OkStatus();
@@ -187,30 +192,39 @@ absl::Status WalkFramed(std::string_view body, const std::string& path, const Re
 // "key" bucket) put back in their place in key order.
 absl::Status WalkBolt(std::string_view body, const std::string& path, const RecordFn& record) {
   std::vector<std::pair<std::string_view, std::string_view>> own;
-  const absl::Status own_read = ForEachInBoltBucket(body, kLeaseholdBucket, [&](std::string_view key, std::string_view value) {
-    if (!key.empty() && key[0] == keys::kRevisionPrefix) {
-      return absl::DataLossError(path + ": a version outside the key bucket");
-    }
-    own.emplace_back(key, value);
-    return absl::OkStatus();
-  });
+  const absl::Status own_read = ForEachInBoltBucket(
+      body, kLeaseholdBucket, [&](std::string_view key, std::string_view value) {
+        if (!key.empty() && key[0] == keys::kRevisionPrefix) {
+          return absl::DataLossError(path + ": a version outside the key bucket");
+        }
+        own.emplace_back(key, value);
+        return absl::OkStatus();
+      });
   if (absl::IsNotFound(own_read)) {
-    return absl::InvalidArgumentError(path + " is a bbolt file without Leasehold's records (an etcd snapshot?); "
-                                             "only Leasehold's own backups can be restored");
+    return absl::InvalidArgumentError(
+        path +
+        " is a bbolt file without Leasehold's records (an etcd snapshot?); "
+        "only Leasehold's own backups can be restored");
   }
   RETURN_IF_ERROR(own_read);
   auto next_own = own.begin();
-  for (; next_own != own.end() && next_own->first < std::string_view(&keys::kRevisionPrefix, 1); ++next_own) {
+  for (; next_own != own.end() && next_own->first < std::string_view(&keys::kRevisionPrefix, 1);
+       ++next_own) {
     RETURN_IF_ERROR(record(next_own->first, next_own->second));
   }
-  RETURN_IF_ERROR(ForEachInBoltBucket(body, kEtcdKeyBucket, [&](std::string_view key, std::string_view value) {
-    const bool tombstone = key.size() == 18 && key[17] == 't';
-    if ((key.size() != 17 && !tombstone) || key[8] != '_') return absl::DataLossError(path + ": malformed revision key");
-    const std::string own_key = std::string(1, keys::kRevisionPrefix) + std::string(key.substr(0, 8)) + std::string(key.substr(9, 8));
-    const std::string own_value = std::string(1, tombstone ? kTombstoneFlag : kPutFlag) + std::string(value);
-    return record(own_key, own_value);
-  }));
-  for (; next_own != own.end(); ++next_own) RETURN_IF_ERROR(record(next_own->first, next_own->second));
+  RETURN_IF_ERROR(
+      ForEachInBoltBucket(body, kEtcdKeyBucket, [&](std::string_view key, std::string_view value) {
+        const bool tombstone = key.size() == 18 && key[17] == 't';
+        if ((key.size() != 17 && !tombstone) || key[8] != '_')
+          return absl::DataLossError(path + ": malformed revision key");
+        const std::string own_key = std::string(1, keys::kRevisionPrefix) +
+                                    std::string(key.substr(0, 8)) + std::string(key.substr(9, 8));
+        const std::string own_value =
+            std::string(1, tombstone ? kTombstoneFlag : kPutFlag) + std::string(value);
+        return record(own_key, own_value);
+      }));
+  for (; next_own != own.end(); ++next_own)
+    RETURN_IF_ERROR(record(next_own->first, next_own->second));
   return absl::OkStatus();
 }
 
@@ -223,7 +237,8 @@ absl::StatusOr<BackupSummary> Walk(const std::string& path, OnRecord record) {
   const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return absl::DataLossError("cannot read " + path);
   const bool bolt = LooksLikeBoltFile(data);
-  if ((!bolt && !std::string_view(data).starts_with(kMagic)) || data.size() < kMagic.size() + kDigestBytes) {
+  if ((!bolt && !std::string_view(data).starts_with(kMagic)) ||
+      data.size() < kMagic.size() + kDigestBytes) {
     return absl::InvalidArgumentError(path + " is not a Leasehold backup");
   }
   const std::string_view body(data.data(), data.size() - kDigestBytes);
@@ -241,7 +256,8 @@ absl::StatusOr<BackupSummary> Walk(const std::string& path, OnRecord record) {
     // Backups from earlier versions carry the old cluster's voters, which left a restored
     // member waiting for a vote from a member that is not there: dropped.
     if (RaftLogStore::IsConfStateKey(key)) return absl::OkStatus();
-    if (key.empty() || !IsBackedUp(key)) return absl::DataLossError(path + ": holds a record a backup never carries");
+    if (key.empty() || !IsBackedUp(key))
+      return absl::DataLossError(path + ": holds a record a backup never carries");
     ++summary.records;
     if (key[0] == keys::kLeasePrefix) ++summary.leases;
     if (key[0] == keys::kRevisionPrefix && !value.empty()) {

@@ -43,7 +43,7 @@ class BackupWriter {
 struct BackupSummary {
   std::string sha256_hex;
   int64_t revision = 0;
-  uint64_t keys = 0;    // live keys at `revision`
+  uint64_t keys = 0;  // live keys at `revision`
   uint64_t leases = 0;
   uint64_t records = 0;
   uint64_t bytes = 0;

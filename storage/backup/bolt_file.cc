@@ -12,7 +12,7 @@ namespace {
 // bbolt's on-disk constants (little-endian structs, as on the platforms etcd ships for).
 constexpr uint64_t kPageSize = 4096;
 constexpr uint64_t kPageHeaderBytes = 16;  // id u64, flags u16, count u16, overflow u32
-constexpr uint64_t kElementBytes = 16;     // leaf: flags, pos, ksize, vsize; branch: pos, ksize, pgid
+constexpr uint64_t kElementBytes = 16;  // leaf: flags, pos, ksize, vsize; branch: pos, ksize, pgid
 constexpr uint16_t kBranchPage = 0x01;
 constexpr uint16_t kLeafPage = 0x02;
 constexpr uint16_t kMetaPage = 0x04;
@@ -27,13 +27,15 @@ constexpr int kMaxDepth = 64;
 
 template <typename T>
 void Store(std::string* out, uint64_t offset, T value) {
-  for (size_t i = 0; i < sizeof(T); ++i) (*out)[offset + i] = static_cast<char>((static_cast<uint64_t>(value) >> (8 * i)) & 0xff);
+  for (size_t i = 0; i < sizeof(T); ++i)
+    (*out)[offset + i] = static_cast<char>((static_cast<uint64_t>(value) >> (8 * i)) & 0xff);
 }
 
 template <typename T>
 T Load(std::string_view in, uint64_t offset) {
   uint64_t v = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in[offset + i])) << (8 * i);
+  for (size_t i = 0; i < sizeof(T); ++i)
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(in[offset + i])) << (8 * i);
   return static_cast<T>(v);
 }
 
@@ -52,7 +54,9 @@ std::string BucketHeader(uint64_t root) {
   return header;
 }
 
-absl::Status Corrupt(std::string_view what) { return absl::DataLossError("not a valid bbolt file: " + std::string(what)); }
+absl::Status Corrupt(std::string_view what) {
+  return absl::DataLossError("not a valid bbolt file: " + std::string(what));
+}
 
 struct Meta {
   uint64_t page_size = 0;
@@ -65,8 +69,10 @@ struct Meta {
 std::optional<Meta> ReadMeta(std::string_view file, uint64_t offset) {
   const uint64_t at = offset + kPageHeaderBytes;
   if (file.size() < at + kMetaChecksummedBytes + 8) return std::nullopt;
-  if (Load<uint32_t>(file, at) != kMagic || Load<uint32_t>(file, at + 4) != kVersion) return std::nullopt;
-  if (Load<uint64_t>(file, at + kMetaChecksummedBytes) != Fnv1a64(file.substr(at, kMetaChecksummedBytes))) {
+  if (Load<uint32_t>(file, at) != kMagic || Load<uint32_t>(file, at + 4) != kVersion)
+    return std::nullopt;
+  if (Load<uint64_t>(file, at + kMetaChecksummedBytes) !=
+      Fnv1a64(file.substr(at, kMetaChecksummedBytes))) {
     return std::nullopt;
   }
   Meta meta;
@@ -100,7 +106,8 @@ class TreeWalker {
     if (page.size() < kPageHeaderBytes) return Corrupt("short page");
     const uint16_t flags = Load<uint16_t>(page, 8);
     const uint64_t count = Load<uint16_t>(page, 10);
-    if (kPageHeaderBytes + count * kElementBytes > page.size()) return Corrupt("elements overflow their page");
+    if (kPageHeaderBytes + count * kElementBytes > page.size())
+      return Corrupt("elements overflow their page");
     for (uint64_t i = 0; i < count; ++i) {
       const uint64_t element = kPageHeaderBytes + i * kElementBytes;
       if (flags & kLeafPage) {
@@ -109,13 +116,16 @@ class TreeWalker {
         const uint64_t key_size = Load<uint32_t>(page, element + 8);
         const uint64_t value_size = Load<uint32_t>(page, element + 12);
         if (start + key_size + value_size > page.size()) return Corrupt("pair overflows its page");
-        if (absl::Status st = visit(page.substr(start, key_size), page.substr(start + key_size, value_size),
-                                    (element_flags & kBucketElement) != 0);
+        if (absl::Status st =
+                visit(page.substr(start, key_size), page.substr(start + key_size, value_size),
+                      (element_flags & kBucketElement) != 0);
             !st.ok()) {
           return st;
         }
       } else if (flags & kBranchPage) {
-        if (absl::Status st = WalkPageId(Load<uint64_t>(page, element + 8), depth + 1, visit); !st.ok()) return st;
+        if (absl::Status st = WalkPageId(Load<uint64_t>(page, element + 8), depth + 1, visit);
+            !st.ok())
+          return st;
       } else {
         return Corrupt("page is neither branch nor leaf");
       }
@@ -131,9 +141,12 @@ class TreeWalker {
 
 }  // namespace
 
-BoltFileBuilder::BoltFileBuilder() : file_((kFreelistPageId + 1) * kPageSize, '\0'), next_page_(kFreelistPageId + 1) {}
+BoltFileBuilder::BoltFileBuilder()
+    : file_((kFreelistPageId + 1) * kPageSize, '\0'), next_page_(kFreelistPageId + 1) {}
 
-void BoltFileBuilder::AddBucket(std::string_view name) { buckets_.push_back({std::string(name), {}}); }
+void BoltFileBuilder::AddBucket(std::string_view name) {
+  buckets_.push_back({std::string(name), {}});
+}
 
 void BoltFileBuilder::Put(std::string key, std::string value) {
   buckets_.back().elements.push_back({std::move(key), std::move(value), false});
@@ -142,7 +155,8 @@ void BoltFileBuilder::Put(std::string key, std::string value) {
 uint64_t BoltFileBuilder::AppendPage(uint16_t flags, const std::vector<const Element*>& elements,
                                      const std::vector<uint64_t>* children) {
   uint64_t bytes = kPageHeaderBytes + elements.size() * kElementBytes;
-  for (const Element* e : elements) bytes += e->key.size() + (children == nullptr ? e->value.size() : 0);
+  for (const Element* e : elements)
+    bytes += e->key.size() + (children == nullptr ? e->value.size() : 0);
   const uint64_t pages = std::max<uint64_t>(1, (bytes + kPageSize - 1) / kPageSize);
   const uint64_t id = next_page_;
   next_page_ += pages;
@@ -190,14 +204,16 @@ uint64_t BoltFileBuilder::WriteTree(std::vector<Element> elements) {
       std::vector<uint64_t> children;
       uint64_t bytes = kPageHeaderBytes;
       while (i < items.size()) {
-        const uint64_t add = kElementBytes + items[i].key.size() + (leaf ? items[i].value.size() : 0);
+        const uint64_t add =
+            kElementBytes + items[i].key.size() + (leaf ? items[i].value.size() : 0);
         if (!page.empty() && bytes + add > kPageSize) break;
         bytes += add;
         page.push_back(&items[i]);
         if (!leaf) children.push_back(ids[i]);
         ++i;
       }
-      page_ids.push_back(AppendPage(leaf ? kLeafPage : kBranchPage, page, leaf ? nullptr : &children));
+      page_ids.push_back(
+          AppendPage(leaf ? kLeafPage : kBranchPage, page, leaf ? nullptr : &children));
       firsts.push_back({page.front()->key, {}, false});
     }
     level = std::move(firsts);
@@ -243,27 +259,34 @@ bool LooksLikeBoltFile(std::string_view file) {
   return file.size() >= kPageHeaderBytes + 4 && Load<uint32_t>(file, kPageHeaderBytes) == kMagic;
 }
 
-absl::Status ForEachInBoltBucket(std::string_view file, std::string_view bucket,
-                                 const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
+absl::Status ForEachInBoltBucket(
+    std::string_view file, std::string_view bucket,
+    const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
   std::optional<Meta> meta = ReadMeta(file, 0);
   if (meta.has_value()) {
-    if (std::optional<Meta> second = ReadMeta(file, meta->page_size); second && second->txid > meta->txid) meta = second;
+    if (std::optional<Meta> second = ReadMeta(file, meta->page_size);
+        second && second->txid > meta->txid)
+      meta = second;
   } else {
-    // The first meta page may have been torn by a crash: bbolt then reads the second at its own page size.
+    // The first meta page may have been torn by a crash: bbolt then reads the second at its own
+    // page size.
     meta = ReadMeta(file, kPageSize);
   }
   if (!meta.has_value()) return Corrupt("no valid meta page");
-  if (meta->page_size < 512 || meta->page_size > 65536 || (meta->page_size & (meta->page_size - 1)) != 0) {
+  if (meta->page_size < 512 || meta->page_size > 65536 ||
+      (meta->page_size & (meta->page_size - 1)) != 0) {
     return Corrupt("bad page size");
   }
-  if (meta->high_water > file.size() / meta->page_size) return Corrupt("file shorter than its pages");
+  if (meta->high_water > file.size() / meta->page_size)
+    return Corrupt("file shorter than its pages");
   TreeWalker walker(file, *meta);
   std::optional<std::string_view> header;
-  if (absl::Status st = walker.WalkPageId(meta->root, 0,
-                                          [&](std::string_view key, std::string_view value, bool is_bucket) {
-                                            if (is_bucket && key == bucket) header = value;
-                                            return absl::OkStatus();
-                                          });
+  if (absl::Status st =
+          walker.WalkPageId(meta->root, 0,
+                            [&](std::string_view key, std::string_view value, bool is_bucket) {
+                              if (is_bucket && key == bucket) header = value;
+                              return absl::OkStatus();
+                            });
       !st.ok()) {
     return st;
   }
@@ -274,7 +297,8 @@ absl::Status ForEachInBoltBucket(std::string_view file, std::string_view bucket,
     return visit(key, value);
   };
   const uint64_t bucket_root = Load<uint64_t>(*header, 0);
-  if (bucket_root == 0) return walker.WalkPage(header->substr(kBucketHeaderBytes), 0, pairs);  // an inline bucket
+  if (bucket_root == 0)
+    return walker.WalkPage(header->substr(kBucketHeaderBytes), 0, pairs);  // an inline bucket
   return walker.WalkPageId(bucket_root, 0, pairs);
 }
 

@@ -43,7 +43,8 @@ class BoltFileBuilder {
   // Writes the tree over `elements` and returns its root page id.
   uint64_t WriteTree(std::vector<Element> elements);
   // Appends one page (plus overflow pages when `bytes` exceeds a page) and returns its id.
-  uint64_t AppendPage(uint16_t flags, const std::vector<const Element*>& elements, const std::vector<uint64_t>* children);
+  uint64_t AppendPage(uint16_t flags, const std::vector<const Element*>& elements,
+                      const std::vector<uint64_t>* children);
 
   std::vector<Bucket> buckets_;
   std::string file_;
@@ -52,8 +53,9 @@ class BoltFileBuilder {
 
 // Calls `visit` for each pair of the top-level bucket `bucket` of the bbolt file in `file`, in key
 // order. NotFound when the bucket is absent; DataLoss when the file is not a valid bbolt file.
-[[nodiscard]] absl::Status ForEachInBoltBucket(std::string_view file, std::string_view bucket,
-                                 const std::function<absl::Status(std::string_view, std::string_view)>& visit);
+[[nodiscard]] absl::Status ForEachInBoltBucket(
+    std::string_view file, std::string_view bucket,
+    const std::function<absl::Status(std::string_view, std::string_view)>& visit);
 
 // Whether `file` starts like a bbolt file (a meta page with bbolt's magic number).
 bool LooksLikeBoltFile(std::string_view file);

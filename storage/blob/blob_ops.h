@@ -1,12 +1,12 @@
-// Azure Blob semantics on the blob table: conditional headers, the lease state machine of Lease Blob
-// and Lease Container (five states, the outcome tables of the Lease Blob reference), and the lease
-// checks of reads and writes. Deterministic: time comes in as `now_ms` (the entry's time when
+// Azure Blob semantics on the blob table: conditional headers, the lease state machine of Lease
+// Blob and Lease Container (five states, the outcome tables of the Lease Blob reference), and the
+// lease checks of reads and writes. Deterministic: time comes in as `now_ms` (the entry's time when
 // applying), ids come inside the request.
 //
 // A fixed-duration lease or a break period is timed by a core lease of the LeaseCollection, so the
 // leader's expiry loop ends it through the log; until that revoke is applied, every answer already
-// treats a lease past its deadline as expired (or broken), so the outcome does not depend on how soon
-// the revoke lands.
+// treats a lease past its deadline as expired (or broken), so the outcome does not depend on how
+// soon the revoke lands.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +39,9 @@ internalpb::BlobLease EffectiveLease(const internalpb::BlobLease& lease, int64_t
 // Applies a mutation (CREATE_CONTAINER .. SET_BLOB_TAGS). Set Blob Tags is checked against the
 // lease as a write but changes neither the ETag nor the last-modified time; x-ms-if-tags applies to
 // blobs only, and only when the blob exists.
-internalpb::BlobResponse ApplyBlobRequest(const internalpb::BlobRequest& request, int64_t now_ms, BlobTable* table,
-                                          CoreLeaseTimer* timer, rocksdb::WriteBatch* batch);
+internalpb::BlobResponse ApplyBlobRequest(const internalpb::BlobRequest& request, int64_t now_ms,
+                                          BlobTable* table, CoreLeaseTimer* timer,
+                                          rocksdb::WriteBatch* batch);
 
 // Answers a read (GET_CONTAINER_PROPERTIES, GET_BLOB, GET_BLOB_PROPERTIES, GET_BLOB_TAGS); the
 // record in the response carries the effective lease, and only GET_BLOB carries the content.

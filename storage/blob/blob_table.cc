@@ -14,7 +14,9 @@ std::string EngineKey(const BlobKey& key) {
   return std::string{kBlobPrefix, 'b'} + key.container + '/' + key.blob;
 }
 
-std::string ContentKey(const BlobKey& key) { return std::string{kBlobPrefix, 'd'} + key.container + '/' + key.blob; }
+std::string ContentKey(const BlobKey& key) {
+  return std::string{kBlobPrefix, 'd'} + key.container + '/' + key.blob;
+}
 
 // A record's bytes with its maps (metadata, tags) in key order: protobuf otherwise orders map
 // entries differently from one process or object to the next, and members that applied the same
@@ -62,7 +64,8 @@ absl::Status BlobTable::Restore(const Engine& engine) {
     TrackCoreLease(key, nullptr, &record);
     (key.is_container() ? containers_[key.container] : blobs_[BlobMapKey(key)]) = std::move(record);
   }
-  if (!it->status().ok()) return absl::DataLossError("blob scan failed: " + it->status().ToString());
+  if (!it->status().ok())
+    return absl::DataLossError("blob scan failed: " + it->status().ToString());
   auto revision = engine.GetMetaU64(kRevisionMeta);
   if (!revision.ok()) return revision.status();
   revision_ = static_cast<int64_t>(*revision);
@@ -104,7 +107,8 @@ void BlobTable::PutContent(const BlobKey& key, std::string content, rocksdb::Wri
 void BlobTable::Erase(const BlobKey& key, rocksdb::WriteBatch* batch) {
   if (key.is_container()) {
     const std::string prefix = key.container + '/';
-    for (auto it = blobs_.lower_bound(prefix); it != blobs_.end() && it->first.starts_with(prefix);) {
+    for (auto it = blobs_.lower_bound(prefix);
+         it != blobs_.end() && it->first.starts_with(prefix);) {
       BlobKey blob{key.container, it->first.substr(prefix.size())};
       TrackCoreLease(blob, &it->second, nullptr);
       batch->Delete(EngineKey(blob));
@@ -147,17 +151,19 @@ void BlobTable::TrackCoreLease(const BlobKey& key, const internalpb::BlobRecord*
 }
 
 void BlobTable::ForEachContainer(
-    std::string_view from, const std::function<bool(const std::string&, const internalpb::BlobRecord&)>& fn) const {
+    std::string_view from,
+    const std::function<bool(const std::string&, const internalpb::BlobRecord&)>& fn) const {
   for (auto it = containers_.lower_bound(from); it != containers_.end(); ++it) {
     if (!fn(it->first, it->second)) return;
   }
 }
 
-void BlobTable::ForEachBlob(const std::string& container, std::string_view from,
-                            const std::function<bool(std::string_view, const internalpb::BlobRecord&)>& fn) const {
+void BlobTable::ForEachBlob(
+    const std::string& container, std::string_view from,
+    const std::function<bool(std::string_view, const internalpb::BlobRecord&)>& fn) const {
   const std::string prefix = container + '/';
-  for (auto it = blobs_.lower_bound(prefix + std::string(from)); it != blobs_.end() && it->first.starts_with(prefix);
-       ++it) {
+  for (auto it = blobs_.lower_bound(prefix + std::string(from));
+       it != blobs_.end() && it->first.starts_with(prefix); ++it) {
     if (!fn(std::string_view(it->first).substr(prefix.size()), it->second)) return;
   }
 }

@@ -55,11 +55,13 @@ class BlobTable {
   std::optional<BlobKey> OwnerOfCoreLease(int64_t core_lease_id) const;
 
   // Containers with names >= `from` (in name order) while `fn` returns true.
-  void ForEachContainer(std::string_view from,
-                        const std::function<bool(const std::string&, const internalpb::BlobRecord&)>& fn) const;
+  void ForEachContainer(
+      std::string_view from,
+      const std::function<bool(const std::string&, const internalpb::BlobRecord&)>& fn) const;
   // Blobs of `container` with names >= `from`, in name order, while `fn` returns true.
-  void ForEachBlob(const std::string& container, std::string_view from,
-                   const std::function<bool(std::string_view, const internalpb::BlobRecord&)>& fn) const;
+  void ForEachBlob(
+      const std::string& container, std::string_view from,
+      const std::function<bool(std::string_view, const internalpb::BlobRecord&)>& fn) const;
 
   size_t blob_count() const { return blobs_.size(); }
 
@@ -69,9 +71,11 @@ class BlobTable {
                       const internalpb::BlobRecord* new_record);
 
   std::map<std::string, internalpb::BlobRecord, std::less<>> containers_;
-  // container + '/' + blob; container names never hold '/', so one container's blobs are contiguous.
+  // container + '/' + blob; container names never hold '/', so one container's blobs are
+  // contiguous.
   std::map<std::string, internalpb::BlobRecord, std::less<>> blobs_;
-  absl::flat_hash_map<std::string, std::string> contents_;  // same keys as blobs_; empty ones absent
+  absl::flat_hash_map<std::string, std::string>
+      contents_;  // same keys as blobs_; empty ones absent
   absl::flat_hash_map<int64_t, BlobKey> core_lease_owner_;
   int64_t revision_ = 0;
 };

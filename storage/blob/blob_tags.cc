@@ -16,7 +16,9 @@ constexpr size_t kMaxValueLength = 256;
 constexpr int kMaxDepth = 32;
 constexpr int kMaxComparisons = 256;
 
-bool TagCharacter(char c) { return absl::ascii_isalnum(c) || std::string_view(" +-./:=_").find(c) != std::string_view::npos; }
+bool TagCharacter(char c) {
+  return absl::ascii_isalnum(c) || std::string_view(" +-./:=_").find(c) != std::string_view::npos;
+}
 
 bool AllTagCharacters(std::string_view s) {
   for (char c : s) {
@@ -27,15 +29,20 @@ bool AllTagCharacters(std::string_view s) {
 
 }  // namespace
 
-std::optional<TagSetError> CheckTagSet(const std::vector<std::pair<std::string, std::string>>& tags) {
-  const TagSetError too_large{"TagsTooLarge", "The tags specified exceed the maximum permissible limit."};
+std::optional<TagSetError> CheckTagSet(
+    const std::vector<std::pair<std::string, std::string>>& tags) {
+  const TagSetError too_large{"TagsTooLarge",
+                              "The tags specified exceed the maximum permissible limit."};
   if (tags.size() > kMaxTags) return too_large;
   std::set<std::string_view> seen;
   for (const auto& [key, value] : tags) {
-    if (key.empty()) return TagSetError{"EmptyTagName", "The name of one of the tag key-value pairs is empty."};
+    if (key.empty())
+      return TagSetError{"EmptyTagName", "The name of one of the tag key-value pairs is empty."};
     if (key.size() > kMaxKeyLength || value.size() > kMaxValueLength) return too_large;
     if (!AllTagCharacters(key) || !AllTagCharacters(value)) {
-      return TagSetError{"InvalidTag", "The tags specified are invalid. It contains characters that are not permitted."};
+      return TagSetError{
+          "InvalidTag",
+          "The tags specified are invalid. It contains characters that are not permitted."};
     }
     if (!seen.insert(key).second) {
       return TagSetError{"DuplicateTagNames", "The tags specified contain duplicate names."};
@@ -47,8 +54,8 @@ std::optional<TagSetError> CheckTagSet(const std::vector<std::pair<std::string, 
 struct TagCondition::Node {
   enum Kind { kCompare, kAnd, kOr } kind = kCompare;
   enum Op { kEq, kNe, kLt, kLe, kGt, kGe } op = kEq;
-  std::string key, value;                      // kCompare
-  std::shared_ptr<const Node> left, right;     // kAnd, kOr
+  std::string key, value;                   // kCompare
+  std::shared_ptr<const Node> left, right;  // kAnd, kOr
 };
 
 namespace {
@@ -76,17 +83,20 @@ class Parser {
     SkipSpace();
     if (text_.size() - pos_ < word.size()) return false;
     const std::string_view next = text_.substr(pos_, word.size());
-    if (!absl::EqualsIgnoreCase(absl::string_view(next.data(), next.size()), absl::string_view(word.data(), word.size()))) {
+    if (!absl::EqualsIgnoreCase(absl::string_view(next.data(), next.size()),
+                                absl::string_view(word.data(), word.size()))) {
       return false;
     }
     const size_t end = pos_ + word.size();
-    if (end < text_.size() && TagCharacter(text_[end]) && text_[end] != ' ' && text_[end] != '=') return false;
+    if (end < text_.size() && TagCharacter(text_[end]) && text_[end] != ' ' && text_[end] != '=')
+      return false;
     pos_ = end;
     return true;
   }
 
   // operand (keyword operand)*, folded left into `kind` nodes: OR over ANDs, AND over terms.
-  NodePtr Chain(Node::Kind kind, std::string_view keyword, NodePtr (Parser::*operand)(int), int depth) {
+  NodePtr Chain(Node::Kind kind, std::string_view keyword, NodePtr (Parser::*operand)(int),
+                int depth) {
     NodePtr left = (this->*operand)(depth);
     while (left != nullptr && Keyword(keyword)) {
       NodePtr right = (this->*operand)(depth);
@@ -144,7 +154,8 @@ class Parser {
       if (!Quoted('"', out)) return false;
     } else {
       // A bare key ends at a space or an operator ('=' is a tag character, but not in a bare key).
-      while (pos_ < text_.size() && TagCharacter(text_[pos_]) && text_[pos_] != ' ' && text_[pos_] != '=') {
+      while (pos_ < text_.size() && TagCharacter(text_[pos_]) && text_[pos_] != ' ' &&
+             text_[pos_] != '=') {
         out->push_back(text_[pos_++]);
       }
     }
@@ -154,7 +165,8 @@ class Parser {
   bool Operator(Node::Op* op) {
     SkipSpace();
     static constexpr std::pair<std::string_view, Node::Op> kOps[] = {
-        {"<>", Node::kNe}, {"<=", Node::kLe}, {">=", Node::kGe}, {"=", Node::kEq}, {"<", Node::kLt}, {">", Node::kGt}};
+        {"<>", Node::kNe}, {"<=", Node::kLe}, {">=", Node::kGe},
+        {"=", Node::kEq},  {"<", Node::kLt},  {">", Node::kGt}};
     for (const auto& [spelling, value] : kOps) {
       if (text_.substr(pos_, spelling.size()) == spelling) {
         pos_ += spelling.size();
@@ -172,20 +184,29 @@ class Parser {
 
 bool Evaluate(const Node& node, const google::protobuf::Map<std::string, std::string>& tags) {
   switch (node.kind) {
-    case Node::kAnd: return Evaluate(*node.left, tags) && Evaluate(*node.right, tags);
-    case Node::kOr: return Evaluate(*node.left, tags) || Evaluate(*node.right, tags);
-    case Node::kCompare: break;
+    case Node::kAnd:
+      return Evaluate(*node.left, tags) && Evaluate(*node.right, tags);
+    case Node::kOr:
+      return Evaluate(*node.left, tags) || Evaluate(*node.right, tags);
+    case Node::kCompare:
+      break;
   }
   auto it = tags.find(node.key);
   if (it == tags.end()) return false;
   const int order = it->second.compare(node.value);
   switch (node.op) {
-    case Node::kEq: return order == 0;
-    case Node::kNe: return order != 0;
-    case Node::kLt: return order < 0;
-    case Node::kLe: return order <= 0;
-    case Node::kGt: return order > 0;
-    case Node::kGe: return order >= 0;
+    case Node::kEq:
+      return order == 0;
+    case Node::kNe:
+      return order != 0;
+    case Node::kLt:
+      return order < 0;
+    case Node::kLe:
+      return order <= 0;
+    case Node::kGt:
+      return order > 0;
+    case Node::kGe:
+      return order >= 0;
   }
   return false;
 }

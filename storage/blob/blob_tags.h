@@ -27,7 +27,8 @@ struct TagSetError {
 
 // Checks tags in the order sent: at most 10; keys of 1-128 and values of 0-256 characters from
 // letters, digits, space and + - . / : = _; no key twice (keys are case-sensitive).
-std::optional<TagSetError> CheckTagSet(const std::vector<std::pair<std::string, std::string>>& tags);
+std::optional<TagSetError> CheckTagSet(
+    const std::vector<std::pair<std::string, std::string>>& tags);
 
 // A parsed x-ms-if-tags expression:
 //   expr := and ("OR" and)*          keywords in any case; AND binds tighter than OR

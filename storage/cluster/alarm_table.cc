@@ -22,7 +22,9 @@ etcdserverpb::AlarmMember Member(int type, uint64_t member_id) {
 
 }  // namespace
 
-bool AlarmTable::IsAlarmKey(std::string_view key) { return key.starts_with(keys::Meta(kAlarmPrefix)); }
+bool AlarmTable::IsAlarmKey(std::string_view key) {
+  return key.starts_with(keys::Meta(kAlarmPrefix));
+}
 
 absl::Status AlarmTable::Restore(const Engine& engine) {
   const std::string prefix = keys::Meta(kAlarmPrefix);
@@ -34,11 +36,13 @@ absl::Status AlarmTable::Restore(const Engine& engine) {
     const std::string_view rest(it->key().data() + prefix.size(), 9);
     alarms_.emplace(static_cast<uint8_t>(rest[0]), ReadBigEndian64(rest.substr(1)));
   }
-  if (!it->status().ok()) return absl::DataLossError("alarm scan failed: " + it->status().ToString());
+  if (!it->status().ok())
+    return absl::DataLossError("alarm scan failed: " + it->status().ToString());
   return absl::OkStatus();
 }
 
-std::optional<etcdserverpb::AlarmMember> AlarmTable::Activate(uint64_t member_id, etcdserverpb::AlarmType type,
+std::optional<etcdserverpb::AlarmMember> AlarmTable::Activate(uint64_t member_id,
+                                                              etcdserverpb::AlarmType type,
                                                               rocksdb::WriteBatch* batch) {
   if (type == etcdserverpb::NONE || !etcdserverpb::AlarmType_IsValid(type)) return std::nullopt;
   absl::MutexLock lock(&mu_);
@@ -46,7 +50,8 @@ std::optional<etcdserverpb::AlarmMember> AlarmTable::Activate(uint64_t member_id
   return Member(type, member_id);
 }
 
-std::optional<etcdserverpb::AlarmMember> AlarmTable::Deactivate(uint64_t member_id, etcdserverpb::AlarmType type,
+std::optional<etcdserverpb::AlarmMember> AlarmTable::Deactivate(uint64_t member_id,
+                                                                etcdserverpb::AlarmType type,
                                                                 rocksdb::WriteBatch* batch) {
   absl::MutexLock lock(&mu_);
   if (alarms_.erase({type, member_id}) == 0) return std::nullopt;

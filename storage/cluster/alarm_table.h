@@ -27,9 +27,11 @@ class AlarmTable {
 
   // etcd's answers: Activate returns the alarm now raised (also when it already was); Deactivate
   // returns the alarm it cleared, or nothing when it was not raised. Type NONE is ignored.
-  std::optional<etcdserverpb::AlarmMember> Activate(uint64_t member_id, etcdserverpb::AlarmType type,
+  std::optional<etcdserverpb::AlarmMember> Activate(uint64_t member_id,
+                                                    etcdserverpb::AlarmType type,
                                                     rocksdb::WriteBatch* batch);
-  std::optional<etcdserverpb::AlarmMember> Deactivate(uint64_t member_id, etcdserverpb::AlarmType type,
+  std::optional<etcdserverpb::AlarmMember> Deactivate(uint64_t member_id,
+                                                      etcdserverpb::AlarmType type,
                                                       rocksdb::WriteBatch* batch);
 
   // Every raised alarm of `type` (NONE: of every type), by member id.

@@ -7,7 +7,8 @@
 namespace leasehold::storage {
 namespace {
 constexpr std::string_view kMemberPrefix = "member/";
-constexpr std::string_view kRemovedPrefix = "removed_member/";  // replicated, so it travels in snapshots
+constexpr std::string_view kRemovedPrefix =
+    "removed_member/";  // replicated, so it travels in snapshots
 
 std::string IdKey(std::string_view prefix, uint64_t id) {
   std::string name(prefix);
@@ -37,9 +38,12 @@ absl::Status MemberTable::Restore(const Engine& engine) {
   removed_.clear();
   const std::string removed_prefix = keys::Meta(kRemovedPrefix);
   auto removed = engine.NewIterator();
-  for (removed->Seek(removed_prefix); removed->Valid() && removed->key().starts_with(removed_prefix); removed->Next()) {
-    if (removed->key().size() != removed_prefix.size() + 8) return absl::DataLossError("malformed removed member key");
-    removed_.insert(ReadBigEndian64(std::string_view(removed->key().data() + removed_prefix.size(), 8)));
+  for (removed->Seek(removed_prefix);
+       removed->Valid() && removed->key().starts_with(removed_prefix); removed->Next()) {
+    if (removed->key().size() != removed_prefix.size() + 8)
+      return absl::DataLossError("malformed removed member key");
+    removed_.insert(
+        ReadBigEndian64(std::string_view(removed->key().data() + removed_prefix.size(), 8)));
   }
   if (!removed->status().ok()) return absl::DataLossError(removed->status().ToString());
   return absl::OkStatus();
@@ -93,14 +97,16 @@ void MemberTable::ApplyPublish(const internalpb::MemberRecord& record, rocksdb::
   Persist(it->second, batch);
 }
 
-absl::Status MemberTable::ApplyUpdate(const internalpb::MemberRecord& update, rocksdb::WriteBatch* batch) {
+absl::Status MemberTable::ApplyUpdate(const internalpb::MemberRecord& update,
+                                      rocksdb::WriteBatch* batch) {
   absl::MutexLock lock(&mu_);
   auto it = members_.find(update.id());
   if (it == members_.end()) return errors::MemberNotFound();
   for (const auto& [id, other] : members_) {
     if (id == update.id()) continue;
     for (const auto& url : update.peer_urls()) {
-      if (std::find(other.peer_urls().begin(), other.peer_urls().end(), url) != other.peer_urls().end()) {
+      if (std::find(other.peer_urls().begin(), other.peer_urls().end(), url) !=
+          other.peer_urls().end()) {
         return errors::PeerUrlExists();
       }
     }

@@ -42,7 +42,8 @@ class MemberTable {
   // when it is gone, "Peer URLs already exists" when another member has one of the URLs (checked
   // here, at apply, since members may change between the call and its entry); the table is then
   // unchanged.
-  [[nodiscard]] absl::Status ApplyUpdate(const internalpb::MemberRecord& update, rocksdb::WriteBatch* batch);
+  [[nodiscard]] absl::Status ApplyUpdate(const internalpb::MemberRecord& update,
+                                         rocksdb::WriteBatch* batch);
 
   std::vector<internalpb::MemberRecord> List() const;  // ordered by id
   // Whether member `id` was removed from the cluster (etcd's removed set: ids are never reused, and

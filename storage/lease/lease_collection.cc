@@ -50,7 +50,8 @@ void LeaseCollection::Detach(int64_t id, const std::string& key) {
 void LeaseCollection::Checkpoint(int64_t id, int64_t deadline_ms) {
   absl::MutexLock lock(&mu_);
   auto it = lease_map_.find(id);
-  if (it != lease_map_.end()) it->second.deadline_ms = std::max(it->second.deadline_ms, deadline_ms);
+  if (it != lease_map_.end())
+    it->second.deadline_ms = std::max(it->second.deadline_ms, deadline_ms);
 }
 
 std::optional<std::pair<int64_t, int64_t>> LeaseCollection::Record(int64_t id) const {
@@ -83,7 +84,8 @@ void LeaseCollection::Promote(int64_t extend_ms, int64_t now_ms) {
   renewed_.clear();
   expired_.clear();
   for (const auto& [id, lease] : lease_map_) {
-    const int64_t deadline_ms = lease.deadline_ms != 0 ? lease.deadline_ms : now_ms + lease.ttl_seconds * 1000;
+    const int64_t deadline_ms =
+        lease.deadline_ms != 0 ? lease.deadline_ms : now_ms + lease.ttl_seconds * 1000;
     expiry_.Upsert(id, deadline_ms + extend_ms);
   }
 }
@@ -120,7 +122,8 @@ int64_t LeaseCollection::Renew(int64_t id, int64_t now_ms, int64_t* replicated_d
   return it->second.ttl_seconds;
 }
 
-std::vector<int64_t> LeaseCollection::PopExpired(int64_t now_ms, size_t max_count, int64_t retry_ms) {
+std::vector<int64_t> LeaseCollection::PopExpired(int64_t now_ms, size_t max_count,
+                                                 int64_t retry_ms) {
   absl::MutexLock lock(&mu_);
   std::vector<int64_t> expired;
   while (expired.size() < max_count && !expiry_.empty() && expiry_.Top().expiry_ms <= now_ms) {
@@ -140,7 +143,8 @@ std::vector<std::pair<int64_t, int64_t>> LeaseCollection::TakeCheckpoints(int64_
   out.reserve(renewed_.size());
   for (int64_t id : renewed_) {
     auto expiry = expiry_.ExpiryOf(id);
-    if (expiry && lease_map_.contains(id)) out.emplace_back(id, std::max<int64_t>(0, *expiry - now_ms));
+    if (expiry && lease_map_.contains(id))
+      out.emplace_back(id, std::max<int64_t>(0, *expiry - now_ms));
   }
   renewed_.clear();
   std::sort(out.begin(), out.end());

@@ -60,15 +60,16 @@ class LeaseCollection {
   // --- Primary only. ---
   // Becomes primary: every lease expires at its replicated deadline plus `extend_ms`, the allowance
   // for renewals the previous primary (or this member before a crash) acknowledged but did not
-  // checkpoint. A lease without a deadline (restored from a backup) gets its full TTL from `now_ms`.
+  // checkpoint. A lease without a deadline (restored from a backup) gets its full TTL from
+  // `now_ms`.
   void Promote(int64_t extend_ms, int64_t now_ms);
   // Stops tracking expiry (followers never revoke).
   void Demote();
   bool is_primary() const;
-  // Renews `id` to now + TTL. Returns the granted TTL, or 0 when the lease is unknown or has already
-  // expired (an expired lease is on its way to revocation and cannot be brought back).
-  // When `replicated_deadline_ms` is given, it receives the lease's replicated deadline (the one a
-  // new leader would honour), read under the same lock.
+  // Renews `id` to now + TTL. Returns the granted TTL, or 0 when the lease is unknown or has
+  // already expired (an expired lease is on its way to revocation and cannot be brought back). When
+  // `replicated_deadline_ms` is given, it receives the lease's replicated deadline (the one a new
+  // leader would honour), read under the same lock.
   int64_t Renew(int64_t id, int64_t now_ms, int64_t* replicated_deadline_ms = nullptr);
   // Pops up to `max_count` leases whose expiry has passed and re-queues each at now + `retry_ms`,
   // so a revocation that fails to commit is tried again. A popped lease stays expired (Renew and

@@ -64,15 +64,17 @@ const KeyRecord* MvccStore::FindLive(std::string_view key) const {
   return it != live_.end() ? it->second : nullptr;
 }
 
-void MvccStore::ForEachLive(std::string_view key, std::string_view range_end,
-                            const std::function<void(const std::string&, const KeyRecord&)>& fn) const {
+void MvccStore::ForEachLive(
+    std::string_view key, std::string_view range_end,
+    const std::function<void(const std::string&, const KeyRecord&)>& fn) const {
   ForEachLiveRecord(key, range_end, [&](std::string_view k, const KeyRecord& r) {
     fn(std::string(k), r);
     return true;
   });
 }
 
-void MvccStore::RecordVersion(const Revision& rev, std::string encoded, rocksdb::WriteBatch* batch) {
+void MvccStore::RecordVersion(const Revision& rev, std::string encoded,
+                              rocksdb::WriteBatch* batch) {
   std::string key = keys::Revision(rev);
   batch->Put(key, encoded);
   unflushed_[std::move(key)] = std::move(encoded);
@@ -104,7 +106,8 @@ absl::StatusOr<RangeResult> MvccStore::Range(std::string_view key, std::string_v
   if (rev == current_) {
     ForEachLiveRecord(key, range_end, [&](std::string_view k, const KeyRecord& r) {
       ++result.count;
-      if (!options.count_only && (options.limit <= 0 || static_cast<int64_t>(result.kvs.size()) < options.limit)) {
+      if (!options.count_only &&
+          (options.limit <= 0 || static_cast<int64_t>(result.kvs.size()) < options.limit)) {
         result.kvs.push_back(ToKeyValue(std::string(k), r));
       }
       return true;
@@ -119,7 +122,8 @@ absl::StatusOr<RangeResult> MvccStore::Range(std::string_view key, std::string_v
     const KeyChange& change = *std::prev(it);
     if (change.tombstone) return true;
     ++result.count;
-    if (options.count_only || (options.limit > 0 && static_cast<int64_t>(result.kvs.size()) >= options.limit)) {
+    if (options.count_only ||
+        (options.limit > 0 && static_cast<int64_t>(result.kvs.size()) >= options.limit)) {
       return true;
     }
     auto kv = LoadVersion(change.rev);
@@ -140,23 +144,26 @@ bool MvccStore::InRange(std::string_view key, std::string_view start, std::strin
   return key >= start && key < range_end;
 }
 
-absl::Status MvccStore::History(int64_t from, int64_t to, std::string_view key, std::string_view range_end,
-                                bool with_prev_kv, std::vector<mvccpb::Event>* out) const {
+absl::Status MvccStore::History(int64_t from, int64_t to, std::string_view key,
+                                std::string_view range_end, bool with_prev_kv,
+                                std::vector<mvccpb::Event>* out) const {
   if (from < compacted_) return errors::Compacted();
   if (from > to) return absl::OkStatus();
   auto it = engine_->NewIterator(keys::Revision({to + 1, 0}));
   for (it->Seek(keys::Revision({from, 0})); it->Valid(); it->Next()) {
     rocksdb::Slice v = it->value();
     mvccpb::Event event;
-    if (v.size() == 0 || !event.mutable_kv()->ParseFromArray(v.data() + 1, static_cast<int>(v.size() - 1))) {
+    if (v.size() == 0 ||
+        !event.mutable_kv()->ParseFromArray(v.data() + 1, static_cast<int>(v.size() - 1))) {
       return absl::DataLossError("malformed version record");
     }
     if (!InRange(event.kv().key(), key, range_end)) continue;
     if (v[0] == kTombstoneFlag) event.set_type(mvccpb::Event::DELETE);
     if (with_prev_kv) {
       // The version before this one is the key's previous change, when that was a put.
-      const Revision rev{static_cast<int64_t>(ReadBigEndian64(std::string_view(it->key().data() + 1, 8))),
-                         static_cast<int64_t>(ReadBigEndian64(std::string_view(it->key().data() + 9, 8)))};
+      const Revision rev{
+          static_cast<int64_t>(ReadBigEndian64(std::string_view(it->key().data() + 1, 8))),
+          static_cast<int64_t>(ReadBigEndian64(std::string_view(it->key().data() + 9, 8)))};
       auto record = index_.find(event.kv().key());
       if (record != index_.end()) {
         const auto& changes = record->second.changes;
@@ -171,7 +178,8 @@ absl::Status MvccStore::History(int64_t from, int64_t to, std::string_view key, 
     }
     out->push_back(std::move(event));
   }
-  if (!it->status().ok()) return absl::DataLossError("history scan failed: " + it->status().ToString());
+  if (!it->status().ok())
+    return absl::DataLossError("history scan failed: " + it->status().ToString());
   return absl::OkStatus();
 }
 
@@ -182,7 +190,8 @@ absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch) {
     auto& changes = it->second.changes;
     auto keep = std::upper_bound(changes.begin(), changes.end(), revision,
                                  [](int64_t v, const KeyChange& c) { return v < c.rev.main; });
-    // `keep` is the first change above `revision`; the one before it stays unless it is a tombstone.
+    // `keep` is the first change above `revision`; the one before it stays unless it is a
+    // tombstone.
     if (keep != changes.begin() && !std::prev(keep)->tombstone) --keep;
     for (auto c = changes.begin(); c != keep; ++c) {
       unflushed_.erase(keys::Revision(c->rev));
@@ -229,7 +238,8 @@ absl::Status MvccStore::Restore(
     record.value = tombstone ? std::string() : kv.value();
     last_main = std::max(last_main, rev.main);
   }
-  if (!it->status().ok()) return absl::DataLossError("storage scan failed: " + it->status().ToString());
+  if (!it->status().ok())
+    return absl::DataLossError("storage scan failed: " + it->status().ToString());
   auto meta_rev = engine_->GetMetaU64("rev");
   if (!meta_rev.ok()) return meta_rev.status();
   auto meta_compact = engine_->GetMetaU64("compact");
@@ -246,8 +256,8 @@ absl::Status MvccStore::Restore(
   return absl::OkStatus();
 }
 
-std::optional<mvccpb::KeyValue> MvccStore::WriteTxn::Put(const std::string& key, const std::string& value,
-                                                         int64_t lease) {
+std::optional<mvccpb::KeyValue> MvccStore::WriteTxn::Put(const std::string& key,
+                                                         const std::string& value, int64_t lease) {
   auto [entry, inserted] = store_->index_.try_emplace(key);
   KeyRecord& record = entry->second;
   std::optional<mvccpb::KeyValue> prev;

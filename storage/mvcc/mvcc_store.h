@@ -1,8 +1,8 @@
 // The multi-version key-value store: every change gets a revision (main, sub); the latest state of
 // each key lives in memory (an ordered index with its change history) and every version, including
-// delete tombstones, is persisted in the engine so reads at past revisions and watches can be served
-// until a compaction removes them. Revision numbering matches etcd's: an empty store is at revision 1
-// and each write transaction that changes anything advances it by one.
+// delete tombstones, is persisted in the engine so reads at past revisions and watches can be
+// served until a compaction removes them. Revision numbering matches etcd's: an empty store is at
+// revision 1 and each write transaction that changes anything advances it by one.
 //
 // Not thread-safe: the state machine serialises writers and guards readers with its own lock.
 #pragma once
@@ -60,16 +60,19 @@ class MvccStore {
   explicit MvccStore(Engine* engine) : engine_(engine) {}
 
   // Rebuilds the in-memory index from the engine. `on_live_key` is called for every key that exists
-  // at the current revision (the caller re-attaches leases from it). DataLoss on a malformed record.
-  [[nodiscard]] absl::Status Restore(const std::function<void(const std::string& key, const KeyRecord&)>& on_live_key);
+  // at the current revision (the caller re-attaches leases from it). DataLoss on a malformed
+  // record.
+  [[nodiscard]] absl::Status Restore(
+      const std::function<void(const std::string& key, const KeyRecord&)>& on_live_key);
 
   int64_t revision() const { return current_; }
   int64_t compacted_revision() const { return compacted_ < 0 ? 0 : compacted_; }
 
-  // Keys in [key, range_end): an empty range_end selects `key` alone, "\0" selects every key >= key.
-  // OutOfRange (etcd's compacted / future revision errors) for revisions outside the kept history.
+  // Keys in [key, range_end): an empty range_end selects `key` alone, "\0" selects every key >=
+  // key. OutOfRange (etcd's compacted / future revision errors) for revisions outside the kept
+  // history.
   [[nodiscard]] absl::StatusOr<RangeResult> Range(std::string_view key, std::string_view range_end,
-                                    const RangeOptions& options) const;
+                                                  const RangeOptions& options) const;
 
   // The live record of `key`, or nullptr.
   const KeyRecord* FindLive(std::string_view key) const;
@@ -80,8 +83,9 @@ class MvccStore {
   // Appends the events of revisions [from, to] on keys in [key, range_end), oldest first, each with
   // its previous version when `with_prev_kv`. OutOfRange (compacted) when `from` is below the
   // compacted revision. Reads the engine: call only for revisions already flushed.
-  [[nodiscard]] absl::Status History(int64_t from, int64_t to, std::string_view key, std::string_view range_end,
-                       bool with_prev_kv, std::vector<mvccpb::Event>* out) const;
+  [[nodiscard]] absl::Status History(int64_t from, int64_t to, std::string_view key,
+                                     std::string_view range_end, bool with_prev_kv,
+                                     std::vector<mvccpb::Event>* out) const;
 
   // True when `key` is in [start, range_end) with etcd's conventions for an empty and a "\0" end.
   static bool InRange(std::string_view key, std::string_view start, std::string_view range_end);
@@ -101,10 +105,12 @@ class MvccStore {
   class WriteTxn {
    public:
     // When `events` is given, every change appends its watch event (with the previous version).
-    WriteTxn(MvccStore* store, rocksdb::WriteBatch* batch, std::vector<mvccpb::Event>* events = nullptr)
+    WriteTxn(MvccStore* store, rocksdb::WriteBatch* batch,
+             std::vector<mvccpb::Event>* events = nullptr)
         : store_(store), batch_(batch), events_(events), main_(store->current_ + 1) {}
     // Returns the previous version when the key existed.
-    std::optional<mvccpb::KeyValue> Put(const std::string& key, const std::string& value, int64_t lease);
+    std::optional<mvccpb::KeyValue> Put(const std::string& key, const std::string& value,
+                                        int64_t lease);
     // Deletes every live key in the range in key order; returns their previous versions.
     std::vector<mvccpb::KeyValue> DeleteRange(std::string_view key, std::string_view range_end);
     // The revision a read inside this transaction observes.
@@ -133,12 +139,14 @@ class MvccStore {
 
   Engine* engine_;
   std::map<std::string, KeyRecord, std::less<>> index_;
-  // The live subset of index_ (keys view index_'s own; map nodes never move). Current-revision reads
-  // walk this, so keys created and deleted over and over (lock keys, sessions) cost them nothing.
+  // The live subset of index_ (keys view index_'s own; map nodes never move). Current-revision
+  // reads walk this, so keys created and deleted over and over (lock keys, sessions) cost them
+  // nothing.
   std::map<std::string_view, KeyRecord*, std::less<>> live_;
   absl::flat_hash_map<std::string, std::string> unflushed_;  // revision key -> encoded version
   int64_t current_ = 1;
-  // -1 until the first compaction: as in etcd, a store never compacted takes a compaction to 0 (once).
+  // -1 until the first compaction: as in etcd, a store never compacted takes a compaction to 0
+  // (once).
   int64_t compacted_ = -1;
 };
 

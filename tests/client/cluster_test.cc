@@ -23,8 +23,8 @@ int FindLeader(const std::vector<std::unique_ptr<TestServer>>& members) {
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
       etcdserverpb::StatusResponse status;
-      if (stub->Status(&context, etcdserverpb::StatusRequest(), &status).ok() && status.leader() != 0 &&
-          status.leader() == status.header().member_id()) {
+      if (stub->Status(&context, etcdserverpb::StatusRequest(), &status).ok() &&
+          status.leader() != 0 && status.leader() == status.header().member_id()) {
         return static_cast<int>(i);
       }
     }
@@ -47,9 +47,9 @@ TEST(ClusterClientTest, LeaderKilledUnderTheClient) {
   auto client = *Client::Connect(options);
 
   // The TTL must outlast the failover, as any etcd client's must: the client counts its lease lost
-  // once it cannot confirm a renewal before the deadline its last renewal gave. A failover takes one
-  // to two election timeouts (1-2 s), twice that when the two survivors split their votes, and a
-  // 3 s lease renewed every second lost to such an election about one run in ten.
+  // once it cannot confirm a renewal before the deadline its last renewal gave. A failover takes
+  // one to two election timeouts (1-2 s), twice that when the two survivors split their votes, and
+  // a 3 s lease renewed every second lost to such an election about one run in ten.
   constexpr int64_t kTtlSeconds = 10;
   auto lease = ManagedLease::Grant(client.get(), kTtlSeconds);
   ASSERT_TRUE(lease.ok()) << lease.status();
@@ -69,7 +69,8 @@ TEST(ClusterClientTest, LeaderKilledUnderTheClient) {
   const absl::Time killed = absl::Now();
   // The next write finds the connection gone and goes to a surviving member, which elects a leader.
   absl::StatusOr<etcdserverpb::PutResponse> put;
-  for (int i = 0; i < 5; ++i) {  // an attempt in flight when the connection dropped has an unknown outcome
+  for (int i = 0; i < 5;
+       ++i) {  // an attempt in flight when the connection dropped has an unknown outcome
     put = client->Put("cw/2", "b");
     if (put.ok()) break;
   }
@@ -133,7 +134,8 @@ TEST(ClusterClientTest, LeaderKilledUnderTheClient) {
   grpc::Status ended = stream->Finish();
   EXPECT_EQ(ended.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(ended.error_message(), "etcdserver: no leader");
-  std::printf("  require-leader watch ended %.1f s after quorum was lost\n", absl::ToDoubleSeconds(absl::Now() - cut));
+  std::printf("  require-leader watch ended %.1f s after quorum was lost\n",
+              absl::ToDoubleSeconds(absl::Now() - cut));
 }
 
 }  // namespace

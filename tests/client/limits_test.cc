@@ -20,7 +20,8 @@ struct OpenWatch {
 };
 
 // Opens a watch on `stub` and waits up to `wait` for its "created" answer.
-bool OpenAndCreate(etcdserverpb::Watch::Stub& stub, OpenWatch& watch, std::chrono::milliseconds wait) {
+bool OpenAndCreate(etcdserverpb::Watch::Stub& stub, OpenWatch& watch,
+                   std::chrono::milliseconds wait) {
   watch.context.set_deadline(std::chrono::system_clock::now() + wait);
   watch.call = stub.Watch(&watch.context);
   etcdserverpb::WatchRequest request;

@@ -208,7 +208,8 @@ TEST_F(RecipesTest, RegistryListsAndWatchesInstances) {
   EXPECT_EQ((*listed)[0].name, "two");
   absl::MutexLock lock(&mu);
   EXPECT_EQ(changes, (std::vector<std::pair<std::string, bool>>{{"two", true}, {"one", false}}));
-  EXPECT_EQ(registry.Register("api", "a/b", "", 5).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Register("api", "a/b", "", 5).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // --- the server's gRPC Lock and Election services ---
@@ -359,7 +360,8 @@ TEST_F(RecipesTest, ElectionServiceMatchesEtcd) {
       request.set_value("w");
       waited_status = election->Campaign(&c, request, &waited);
     });
-    for (int i = 0; i < 200 && client_->GetPrefix("svc-el/")->kvs_size() < 2; ++i) absl::SleepFor(absl::Milliseconds(10));
+    for (int i = 0; i < 200 && client_->GetPrefix("svc-el/")->kvs_size() < 2; ++i)
+      absl::SleepFor(absl::Milliseconds(10));
     ASSERT_TRUE(client_->Put("svc-el-other", "x").ok());  // the store moves on meanwhile
     ASSERT_TRUE(client_->LeaseRevoke(lease->id()).ok());
     waiter.join();
@@ -438,7 +440,8 @@ TEST_F(RecipesTest, ElectionServiceMatchesEtcd) {
     grpc::ClientContext c;
     v3electionpb::ProclaimRequest request;
     v3electionpb::ProclaimResponse response;
-    EXPECT_EQ(election->Proclaim(&c, request, &response).error_message(), "\"leader\" field must be provided");
+    EXPECT_EQ(election->Proclaim(&c, request, &response).error_message(),
+              "\"leader\" field must be provided");
   }
   observe_context.TryCancel();
   observe->Finish();

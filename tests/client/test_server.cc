@@ -37,19 +37,26 @@ TestServer::TestServer(std::vector<std::string> extra_flags) {
   endpoint_ = "127.0.0.1:" + std::to_string(FreePort());
   const std::string peer = "http://127.0.0.1:" + std::to_string(FreePort());
   flags_ = {"--data-dir=" + dir_ + "/data", "--listen-client-urls=http://" + endpoint_,
-            "--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer, "--listen-blob-urls=", "--log-level=warn"};
+            "--listen-peer-urls=" + peer,   "--initial-advertise-peer-urls=" + peer,
+            "--listen-blob-urls=",          "--log-level=warn"};
   flags_.insert(flags_.end(), extra_flags.begin(), extra_flags.end());
   Start();
 }
 
-TestServer::TestServer(const std::string& name, int client_port, int peer_port, const std::string& initial_cluster) {
+TestServer::TestServer(const std::string& name, int client_port, int peer_port,
+                       const std::string& initial_cluster) {
   char tmpl[] = "/tmp/leasehold-client-test-XXXXXX";
   dir_ = mkdtemp(tmpl);
   endpoint_ = "127.0.0.1:" + std::to_string(client_port);
   const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port);
-  flags_ = {"--name=" + name, "--data-dir=" + dir_ + "/data", "--listen-client-urls=http://" + endpoint_,
-            "--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
-            "--initial-cluster=" + initial_cluster, "--initial-cluster-token=client-test", "--listen-blob-urls=",
+  flags_ = {"--name=" + name,
+            "--data-dir=" + dir_ + "/data",
+            "--listen-client-urls=http://" + endpoint_,
+            "--listen-peer-urls=" + peer,
+            "--initial-advertise-peer-urls=" + peer,
+            "--initial-cluster=" + initial_cluster,
+            "--initial-cluster-token=client-test",
+            "--listen-blob-urls=",
             "--log-level=warn"};
 }
 
@@ -59,7 +66,8 @@ std::vector<std::unique_ptr<TestServer>> TestServer::StartCluster(int n) {
   for (int i = 0; i < n; ++i) {
     client_ports.push_back(FreePort());
     peer_ports.push_back(FreePort());
-    initial += (i ? "," : "") + std::string("m") + std::to_string(i) + "=http://127.0.0.1:" + std::to_string(peer_ports[i]);
+    initial += (i ? "," : "") + std::string("m") + std::to_string(i) +
+               "=http://127.0.0.1:" + std::to_string(peer_ports[i]);
   }
   std::vector<std::unique_ptr<TestServer>> members;
   for (int i = 0; i < n; ++i) {
@@ -102,14 +110,16 @@ void TestServer::WaitServing() {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 50);
-  auto stub = etcdserverpb::KV::NewStub(grpc::CreateCustomChannel(endpoint_, grpc::InsecureChannelCredentials(), args));
+  auto stub = etcdserverpb::KV::NewStub(
+      grpc::CreateCustomChannel(endpoint_, grpc::InsecureChannelCredentials(), args));
   for (int i = 0; i < 200; ++i) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
     etcdserverpb::RangeRequest request;
     request.set_key("ready?");
     etcdserverpb::RangeResponse response;
-    context.set_wait_for_ready(true);  // wait for the listener rather than fail on a refused connection
+    context.set_wait_for_ready(
+        true);  // wait for the listener rather than fail on a refused connection
     if (stub->Range(&context, request, &response).ok()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -126,7 +136,8 @@ int TestServer::Stop(int timeout_ms) {
   kill(pid_, SIGTERM);
   int status = 0;
   pid_t reaped = 0;
-  for (int waited = 0; (reaped = waitpid(pid_, &status, WNOHANG)) == 0 && waited < timeout_ms; waited += 10) {
+  for (int waited = 0; (reaped = waitpid(pid_, &status, WNOHANG)) == 0 && waited < timeout_ms;
+       waited += 10) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (reaped == 0) {

@@ -1,5 +1,5 @@
-// A real leasehold process for client-library tests: own data dir and free ports, started with extra
-// flags, killed (or paused) on demand. LEASEHOLD_BINARY is set by CMake.
+// A real leasehold process for client-library tests: own data dir and free ports, started with
+// extra flags, killed (or paused) on demand. LEASEHOLD_BINARY is set by CMake.
 #pragma once
 
 #include <sys/types.h>
@@ -33,7 +33,8 @@ class TestServer {
   static int FreePort();
 
  private:
-  TestServer(const std::string& name, int client_port, int peer_port, const std::string& initial_cluster);
+  TestServer(const std::string& name, int client_port, int peer_port,
+             const std::string& initial_cluster);
   void Spawn();
   void WaitServing();
 

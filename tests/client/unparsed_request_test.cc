@@ -34,13 +34,14 @@ void SetDeadline(grpc::ClientContext* context) {
   context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
 }
 
-grpc::Status RawUnaryCall(grpc::Channel* channel, const std::string& method, const std::string& request) {
+grpc::Status RawUnaryCall(grpc::Channel* channel, const std::string& method,
+                          const std::string& request) {
   grpc::ClientContext context;
   SetDeadline(&context);
   grpc::ByteBuffer response;
   return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-      channel, grpc::internal::RpcMethod(method.c_str(), grpc::internal::RpcMethod::NORMAL_RPC), &context,
-      Bytes(request), &response);
+      channel, grpc::internal::RpcMethod(method.c_str(), grpc::internal::RpcMethod::NORMAL_RPC),
+      &context, Bytes(request), &response);
 }
 
 TEST(UnparsedRequestTest, AUnaryCallGetsEtcdsInternalErrorNamingTheMessageType) {
@@ -57,7 +58,8 @@ TEST(UnparsedRequestTest, AUnaryCallGetsEtcdsInternalErrorNamingTheMessageType) 
                         Case{"/v3lockpb.Lock/Lock", "v3lockpb.LockRequest"}}) {
     const grpc::Status status = RawUnaryCall(channel.get(), c.method, kGarbage);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL) << c.method;
-    EXPECT_EQ(status.error_message(), std::string("grpc: error unmarshalling request: not a valid ") + c.request_type)
+    EXPECT_EQ(status.error_message(),
+              std::string("grpc: error unmarshalling request: not a valid ") + c.request_type)
         << c.method;
   }
   // A well-formed request on the same connection is served, and an empty one is a valid message.
@@ -75,22 +77,26 @@ TEST(UnparsedRequestTest, AServerStreamingCallEndsWithEtcdsStreamError) {
   const grpc::internal::RpcMethod method("/etcdserverpb.Maintenance/Snapshot",
                                          grpc::internal::RpcMethod::SERVER_STREAMING);
   std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
-      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(channel.get(), method, &context, Bytes(kGarbage)));
+      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(channel.get(), method, &context,
+                                                                    Bytes(kGarbage)));
   grpc::ByteBuffer chunk;
   EXPECT_FALSE(reader->Read(&chunk));
   const grpc::Status status = reader->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
-  EXPECT_EQ(status.error_message(),
-            "grpc: failed to unmarshal the received message not a valid etcdserverpb.SnapshotRequest");
+  EXPECT_EQ(
+      status.error_message(),
+      "grpc: failed to unmarshal the received message not a valid etcdserverpb.SnapshotRequest");
 }
 
 using RawStream = grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>;
 
 // A bidirectional stream of `method` ("/package.Service/Method") that sends and receives raw bytes.
-std::unique_ptr<RawStream> OpenRawStream(grpc::Channel* channel, const char* method, grpc::ClientContext* context) {
+std::unique_ptr<RawStream> OpenRawStream(grpc::Channel* channel, const char* method,
+                                         grpc::ClientContext* context) {
   const grpc::internal::RpcMethod rpc(method, grpc::internal::RpcMethod::BIDI_STREAMING);
   return std::unique_ptr<RawStream>(
-      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(channel, rpc, context));
+      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(
+          channel, rpc, context));
 }
 
 std::unique_ptr<RawStream> OpenKeepAlive(grpc::Channel* channel, grpc::ClientContext* context) {
@@ -135,7 +141,9 @@ int64_t ReadTtl(RawStream& stream) {
   grpc::ByteBuffer bytes;
   etcdserverpb::LeaseKeepAliveResponse response;
   if (!stream.Read(&bytes) ||
-      !grpc::SerializationTraits<etcdserverpb::LeaseKeepAliveResponse>::Deserialize(&bytes, &response).ok()) {
+      !grpc::SerializationTraits<etcdserverpb::LeaseKeepAliveResponse>::Deserialize(&bytes,
+                                                                                    &response)
+           .ok()) {
     return -1;
   }
   return response.ttl();
@@ -149,7 +157,8 @@ TEST(UnparsedRequestTest, AKeepAliveStreamAnswersWhatCameBeforeThenEndsWithEtcds
   etcdserverpb::LeaseGrantRequest grant;
   grant.set_ttl(60);
   etcdserverpb::LeaseGrantResponse granted;
-  ASSERT_TRUE(etcdserverpb::Lease::NewStub(channel)->LeaseGrant(&grant_context, grant, &granted).ok());
+  ASSERT_TRUE(
+      etcdserverpb::Lease::NewStub(channel)->LeaseGrant(&grant_context, grant, &granted).ok());
 
   grpc::ClientContext context;
   SetDeadline(&context);
@@ -161,7 +170,8 @@ TEST(UnparsedRequestTest, AKeepAliveStreamAnswersWhatCameBeforeThenEndsWithEtcds
   const grpc::Status status = stream->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
   EXPECT_EQ(status.error_message(),
-            "grpc: failed to unmarshal the received message not a valid etcdserverpb.LeaseKeepAliveRequest");
+            "grpc: failed to unmarshal the received message not a valid "
+            "etcdserverpb.LeaseKeepAliveRequest");
 
   // A new stream renews the same lease, and a half-close still ends a stream OK.
   grpc::ClientContext again_context;

@@ -45,7 +45,8 @@ class Collector {
     absl::MutexLock lock(&mu_);
     return responses_;
   }
-  bool WaitFor(const std::function<bool(const etcdserverpb::WatchResponse&)>& pred, absl::Duration timeout) {
+  bool WaitFor(const std::function<bool(const etcdserverpb::WatchResponse&)>& pred,
+               absl::Duration timeout) {
     const absl::Time deadline = absl::Now() + timeout;
     while (absl::Now() < deadline) {
       for (const auto& r : responses()) {
@@ -66,7 +67,8 @@ class Collector {
 // that misbehaves fails the test rather than leaving a read waiting forever.
 struct RawWatchStream {
   explicit RawWatchStream(const std::string& endpoint)
-      : stub(etcdserverpb::Watch::NewStub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()))) {
+      : stub(etcdserverpb::Watch::NewStub(
+            grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()))) {
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     stream = stub->Watch(&context);
   }
@@ -83,7 +85,8 @@ struct RawWatchStream {
 
   std::unique_ptr<etcdserverpb::Watch::Stub> stub;
   grpc::ClientContext context;
-  std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>> stream;
+  std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>>
+      stream;
 };
 
 TEST(ClientTest, KvAndFailoverFromADeadEndpoint) {
@@ -159,7 +162,8 @@ TEST(ClientTest, LargeResponsesArriveInFragmentsAndAreJoined) {
   ASSERT_TRUE(stream->Read(&response));
   ASSERT_TRUE(response.created());
   Collector joined;
-  auto watch = client->StartWatch(create.create_request(), [&joined](const auto& r) { joined.Add(r); });
+  auto watch =
+      client->StartWatch(create.create_request(), [&joined](const auto& r) { joined.Add(r); });
   ASSERT_TRUE(joined.WaitFor([](const auto& r) { return r.created(); }, absl::Seconds(5)));
 
   // One revision with 12 deletes, each carrying a 60,000-byte previous value: about 720 KB of
@@ -168,7 +172,8 @@ TEST(ClientTest, LargeResponsesArriveInFragmentsAndAreJoined) {
   auto lease = client->LeaseGrant(60);
   ASSERT_TRUE(lease.ok());
   for (int i = 0; i < kKeys; ++i) {
-    ASSERT_TRUE(client->Put("f/" + std::to_string(i), std::string(kValueBytes, 'x'), lease->id()).ok());
+    ASSERT_TRUE(
+        client->Put("f/" + std::to_string(i), std::string(kValueBytes, 'x'), lease->id()).ok());
   }
   for (int i = 0; i < kKeys; ++i) {
     ASSERT_TRUE(stream->Read(&response));
@@ -194,7 +199,8 @@ TEST(ClientTest, LargeResponsesArriveInFragmentsAndAreJoined) {
   EXPECT_EQ(got.size(), 2u * kKeys);
   auto responses = joined.responses();
   ASSERT_FALSE(responses.empty());
-  EXPECT_EQ(responses.back().events_size(), kKeys) << "the client library joins fragments into one response";
+  EXPECT_EQ(responses.back().events_size(), kKeys)
+      << "the client library joins fragments into one response";
   for (const auto& r : responses) EXPECT_FALSE(r.fragment());
 }
 
@@ -217,11 +223,12 @@ TEST(ClientTest, WatchersOfOneWriteEachGetTheirOwnViewOfIt) {
     std::string key, range_end;
   };
   const std::vector<Want> watchers = {
-      {&one, 0, true, -1, "s/", PrefixEnd("s/")},     // everything, with prev_kv
+      {&one, 0, true, -1, "s/", PrefixEnd("s/")},          // everything, with prev_kv
       {&one, kLargeId, false, -1, "s/", PrefixEnd("s/")},  // everything, without
       {&one, 7, false, etcdserverpb::WatchCreateRequest::NOPUT, "s/b", ""},  // the delete only
-      {&one, 8, true, etcdserverpb::WatchCreateRequest::NODELETE, "s/", PrefixEnd("s/")},  // the put only
-      {&two, 0, true, -1, "s/", PrefixEnd("s/")},     // another stream: its own header
+      {&one, 8, true, etcdserverpb::WatchCreateRequest::NODELETE, "s/",
+       PrefixEnd("s/")},                           // the put only
+      {&two, 0, true, -1, "s/", PrefixEnd("s/")},  // another stream: its own header
   };
   for (const Want& w : watchers) {
     etcdserverpb::WatchRequest create;
@@ -230,7 +237,8 @@ TEST(ClientTest, WatchersOfOneWriteEachGetTheirOwnViewOfIt) {
     c->set_range_end(w.range_end);
     c->set_watch_id(w.id);
     c->set_prev_kv(w.prev_kv);
-    if (w.filter >= 0) c->add_filters(static_cast<etcdserverpb::WatchCreateRequest::FilterType>(w.filter));
+    if (w.filter >= 0)
+      c->add_filters(static_cast<etcdserverpb::WatchCreateRequest::FilterType>(w.filter));
     ASSERT_TRUE(w.stream->stream->Write(create));
     etcdserverpb::WatchResponse created;
     ASSERT_TRUE(w.stream->stream->Read(&created));
@@ -253,7 +261,8 @@ TEST(ClientTest, WatchersOfOneWriteEachGetTheirOwnViewOfIt) {
     etcdserverpb::WatchResponse r;
     RawWatchStream* stream = i < 4 ? &one : &two;
     ASSERT_TRUE(stream->stream->Read(&r));
-    EXPECT_TRUE(got.emplace(std::make_pair(stream, r.watch_id()), r).second) << "one response per watcher";
+    EXPECT_TRUE(got.emplace(std::make_pair(stream, r.watch_id()), r).second)
+        << "one response per watcher";
   }
   for (const Want& w : watchers) {
     ASSERT_TRUE(got.count({w.stream, w.id}));
@@ -386,16 +395,18 @@ TEST(ClientTest, EveryStreamGetsEachEventOnceInOrderWhileStreamsJoin) {
     etcdserverpb::WatchResponse created;
     ASSERT_TRUE(streams.back()->stream->Read(&created));
     ASSERT_TRUE(created.created());
-    readers.emplace_back([stream = streams.back().get(), seen = &revisions[static_cast<size_t>(i)]] {
-      etcdserverpb::WatchResponse r;
-      while (seen->size() < static_cast<size_t>(kPuts + 1) && stream->stream->Read(&r)) {
-        for (const auto& e : r.events()) seen->push_back(e.kv().mod_revision());
-      }
-    });
+    readers.emplace_back(
+        [stream = streams.back().get(), seen = &revisions[static_cast<size_t>(i)]] {
+          etcdserverpb::WatchResponse r;
+          while (seen->size() < static_cast<size_t>(kPuts + 1) && stream->stream->Read(&r)) {
+            for (const auto& e : r.events()) seen->push_back(e.kv().mod_revision());
+          }
+        });
   };
   for (int i = 0; i < kEarly; ++i) open(i, first->header().revision());
   std::thread writer([&] {
-    for (int n = 0; n < kPuts; ++n) ASSERT_TRUE(client->Put("f/" + std::to_string(n % 7), std::to_string(n)).ok());
+    for (int n = 0; n < kPuts; ++n)
+      ASSERT_TRUE(client->Put("f/" + std::to_string(n % 7), std::to_string(n)).ok());
   });
   for (int i = kEarly; i < kEarly + kLate; ++i) {
     absl::SleepFor(absl::Milliseconds(20));
@@ -406,14 +417,16 @@ TEST(ClientTest, EveryStreamGetsEachEventOnceInOrderWhileStreamsJoin) {
   for (size_t i = 0; i < revisions.size(); ++i) {
     ASSERT_EQ(revisions[i].size(), static_cast<size_t>(kPuts + 1)) << "stream " << i;
     for (size_t j = 0; j < revisions[i].size(); ++j) {
-      EXPECT_EQ(revisions[i][j], first->header().revision() + static_cast<int64_t>(j)) << "stream " << i;
+      EXPECT_EQ(revisions[i][j], first->header().revision() + static_cast<int64_t>(j))
+          << "stream " << i;
     }
   }
 }
 
-// Watch streams live on queues of the server's own (StreamQueues), which must outlast every stream's
-// last operation: stopping the server while its streams are open and being written to ends them all
-// and exits cleanly, not with gRPC's abort for an operation started on a queue already shut down.
+// Watch streams live on queues of the server's own (StreamQueues), which must outlast every
+// stream's last operation: stopping the server while its streams are open and being written to ends
+// them all and exits cleanly, not with gRPC's abort for an operation started on a queue already
+// shut down.
 TEST(ClientTest, AServerStopsCleanlyWhileItsWatchStreamsAreBusy) {
   TestServer server;
   auto client = Connect({server.endpoint()});
@@ -527,7 +540,8 @@ TEST(ClientTest, WatchersOfOneFullStreamAreCaughtUpEachWithItsOwnView) {
   auto r = [&rev](int n) { return "@" + std::to_string(rev[static_cast<size_t>(n)]) + " "; };
   const std::vector<std::string> expected[kKinds] = {
       {r(0) + "PUT q/k=1", r(1) + "PUT q/j=1", r(2) + "DELETE q/k", r(3) + "PUT q/k=2"},
-      {r(0) + "PUT q/k=1 prev=0", r(1) + "PUT q/j=1", r(2) + "DELETE q/k prev=1", r(3) + "PUT q/k=2"},
+      {r(0) + "PUT q/k=1 prev=0", r(1) + "PUT q/j=1", r(2) + "DELETE q/k prev=1",
+       r(3) + "PUT q/k=2"},
       {r(2) + "DELETE q/k"},
       {r(0) + "PUT q/k=1 prev=0", r(2) + "DELETE q/k prev=1", r(3) + "PUT q/k=2"},
   };
@@ -541,9 +555,10 @@ TEST(ClientTest, WatchersOfOneFullStreamAreCaughtUpEachWithItsOwnView) {
     ASSERT_FALSE(response.created() || response.canceled()) << response.ShortDebugString();
     for (const auto& e : response.events()) {
       EXPECT_LE(e.kv().mod_revision(), response.header().revision());
-      std::string line = "@" + std::to_string(e.kv().mod_revision()) + " " +
-                         (e.type() == mvccpb::Event::PUT ? "PUT " + e.kv().key() + "=" + e.kv().value()
-                                                         : "DELETE " + e.kv().key());
+      std::string line =
+          "@" + std::to_string(e.kv().mod_revision()) + " " +
+          (e.type() == mvccpb::Event::PUT ? "PUT " + e.kv().key() + "=" + e.kv().value()
+                                          : "DELETE " + e.kv().key());
       if (e.has_prev_kv()) line += " prev=" + e.prev_kv().value();
       seen[response.watch_id()].push_back(line);
       ++total;
@@ -573,8 +588,11 @@ TEST(ClientTest, IdleWatchersGetProgressNotificationsWhenTheyAskForThem) {
   // The notification carries the current revision, and the watch resumes from after it.
   auto put = client->Put("other", "y");
   ASSERT_TRUE(put.ok());
-  EXPECT_TRUE(with.WaitFor([&](const auto& r) { return progress(r) && r.header().revision() == put->header().revision(); },
-                           absl::Seconds(3)));
+  EXPECT_TRUE(with.WaitFor(
+      [&](const auto& r) {
+        return progress(r) && r.header().revision() == put->header().revision();
+      },
+      absl::Seconds(3)));
 }
 
 // etcd runs a progress ticker per stream, started when the stream opens: a watch made on a new
@@ -598,9 +616,12 @@ TEST(ClientTest, ANewStreamsFirstProgressNotificationComesAnIntervalAfterItOpene
     const auto elapsed = std::chrono::steady_clock::now() - opened;
     EXPECT_TRUE(response.events_size() == 0 && !response.created() && !response.canceled())
         << response.ShortDebugString();
-    // The period is the interval plus up to a tenth of it; the upper bound leaves room for a slow host.
-    EXPECT_GE(elapsed, notification * std::chrono::milliseconds(1000)) << "notification " << notification;
-    EXPECT_LT(elapsed, notification * std::chrono::milliseconds(1100) + std::chrono::milliseconds(1500))
+    // The period is the interval plus up to a tenth of it; the upper bound leaves room for a slow
+    // host.
+    EXPECT_GE(elapsed, notification * std::chrono::milliseconds(1000))
+        << "notification " << notification;
+    EXPECT_LT(elapsed,
+              notification * std::chrono::milliseconds(1100) + std::chrono::milliseconds(1500))
         << "notification " << notification;
   }
 }
@@ -611,7 +632,8 @@ TEST(ClientTest, ACompactedStartRevisionEndsTheWatchAsEtcdReportsIt) {
   auto first = client->Put("c", "1");
   ASSERT_TRUE(client->Put("c", "2").ok());
   ASSERT_TRUE(client->Put("c", "3").ok());
-  auto stub = etcdserverpb::KV::NewStub(grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials()));
+  auto stub = etcdserverpb::KV::NewStub(
+      grpc::CreateChannel(server.endpoint(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   etcdserverpb::CompactionRequest compact;
   compact.set_revision(first->header().revision() + 2);
@@ -627,7 +649,8 @@ TEST(ClientTest, ACompactedStartRevisionEndsTheWatchAsEtcdReportsIt) {
   ASSERT_FALSE(responses.empty());
   EXPECT_TRUE(responses.back().canceled());
   EXPECT_EQ(responses.back().compact_revision(), first->header().revision() + 2);
-  EXPECT_EQ(responses.back().header().revision(), 0) << "etcd's compaction cancel names no revision";
+  EXPECT_EQ(responses.back().header().revision(), 0)
+      << "etcd's compaction cancel names no revision";
 }
 
 // What etcd does with create requests it cannot or will not serve as they are.

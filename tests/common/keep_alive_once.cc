@@ -6,7 +6,8 @@
 
 namespace leasehold::testing {
 
-int64_t KeepAliveOnce(etcdserverpb::Lease::Stub* stub, int64_t id, double deadline_seconds, bool wait_for_ready) {
+int64_t KeepAliveOnce(etcdserverpb::Lease::Stub* stub, int64_t id, double deadline_seconds,
+                      bool wait_for_ready) {
   grpc::ClientContext context;
   context.set_wait_for_ready(wait_for_ready);
   context.set_deadline(std::chrono::system_clock::now() +
@@ -16,7 +17,8 @@ int64_t KeepAliveOnce(etcdserverpb::Lease::Stub* stub, int64_t id, double deadli
   request.set_id(id);
   etcdserverpb::LeaseKeepAliveResponse response;
   int64_t ttl = -1;
-  if (stream->Write(request) && stream->Read(&response)) ttl = response.ttl() > 0 ? response.ttl() : 0;
+  if (stream->Write(request) && stream->Read(&response))
+    ttl = response.ttl() > 0 ? response.ttl() : 0;
   stream->WritesDone();
   context.TryCancel();
   stream->Finish().IgnoreError();

@@ -2,7 +2,8 @@
 // the test script kills its leader, then check the promises that must survive a failover:
 //  - every acknowledged write is still there;
 //  - every lease kept alive to the end still exists;
-//  - a lease abandoned mid-run (no more renewals) lives until its last acknowledged TTL has run out,
+//  - a lease abandoned mid-run (no more renewals) lives until its last acknowledged TTL has run
+//  out,
 //    counted from when that keep-alive was sent, and is revoked within TTL + election timeout +
 //    the new leader's allowance + polling slack after it.
 // Each client tries the endpoints in turn, as etcd's clients do when one fails. Prints one line per
@@ -36,7 +37,8 @@ struct Flags {
   int64_t ttl = 4;
   double duration = 12;
   double abandon_at = 6;
-  double revoke_bound = 2.5;  // seconds after the last acknowledged TTL by which the lease must be gone
+  double revoke_bound =
+      2.5;  // seconds after the last acknowledged TTL by which the lease must be gone
 };
 
 class Cluster {
@@ -80,7 +82,7 @@ int64_t TimeToLive(Cluster& cluster, size_t start, int64_t id) {
 struct Keeper {
   int64_t id = 0;
   bool abandon = false;
-  double last_ack_sent = 0;   // seconds since start, of the last acknowledged keep-alive's send
+  double last_ack_sent = 0;  // seconds since start, of the last acknowledged keep-alive's send
   int64_t last_ack_ttl = 0;
   bool lost = false;          // a keep-alive was answered with TTL 0
   double lost_at = -1;        // when
@@ -112,12 +114,18 @@ int main(int argc, char** argv) {
         if (comma > start) flags.endpoints.push_back(list.substr(start, comma - start));
         start = comma + 1;
       }
-    } else if (const char* v = value("writers")) { flags.writers = std::atoi(v);
-    } else if (const char* v = value("keepers")) { flags.keepers = std::atoi(v);
-    } else if (const char* v = value("ttl")) { flags.ttl = std::atoll(v);
-    } else if (const char* v = value("duration")) { flags.duration = std::atof(v);
-    } else if (const char* v = value("abandon-at")) { flags.abandon_at = std::atof(v);
-    } else if (const char* v = value("revoke-bound")) { flags.revoke_bound = std::atof(v);
+    } else if (const char* v = value("writers")) {
+      flags.writers = std::atoi(v);
+    } else if (const char* v = value("keepers")) {
+      flags.keepers = std::atoi(v);
+    } else if (const char* v = value("ttl")) {
+      flags.ttl = std::atoll(v);
+    } else if (const char* v = value("duration")) {
+      flags.duration = std::atof(v);
+    } else if (const char* v = value("abandon-at")) {
+      flags.abandon_at = std::atof(v);
+    } else if (const char* v = value("revoke-bound")) {
+      flags.revoke_bound = std::atof(v);
     } else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
@@ -197,8 +205,9 @@ int main(int argc, char** argv) {
           continue;
         }
         const double sent = since_start();
-        const int64_t ttl = leasehold::testing::KeepAliveOnce(cluster.lease(endpoint), keeper.id, 1.0,
-                                                              /*wait_for_ready=*/false);
+        const int64_t ttl =
+            leasehold::testing::KeepAliveOnce(cluster.lease(endpoint), keeper.id, 1.0,
+                                              /*wait_for_ready=*/false);
         if (ttl > 0) {
           keeper.last_ack_sent = sent;
           keeper.last_ack_ttl = ttl;
@@ -214,7 +223,8 @@ int main(int argc, char** argv) {
       // Checked at once: renewals stop here, so the lease has its last TTL left at most.
       if (!keeper.abandon) keeper.alive_at_end = TimeToLive(cluster, endpoint, keeper.id) > 0;
       // Abandoned leases still alive at the end are watched a little longer.
-      while (keeper.abandon && keeper.gone_at < 0 && since_start() < flags.duration + flags.ttl + 10) {
+      while (keeper.abandon && keeper.gone_at < 0 &&
+             since_start() < flags.duration + flags.ttl + 10) {
         if (TimeToLive(cluster, endpoint, keeper.id) == -1) keeper.gone_at = since_start();
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
@@ -235,9 +245,9 @@ int main(int argc, char** argv) {
     }
     if (!answered || response.kvs_size() != 1) ++missing;
   }
-  Check(acked.size() > 0 && missing == 0, "no acknowledged write lost (" + std::to_string(acked.size()) +
-                                              " acknowledged by " + std::to_string(flags.writers) +
-                                              " writers, " + std::to_string(missing) + " missing)");
+  Check(acked.size() > 0 && missing == 0,
+        "no acknowledged write lost (" + std::to_string(acked.size()) + " acknowledged by " +
+            std::to_string(flags.writers) + " writers, " + std::to_string(missing) + " missing)");
   int granted = 0, kept_alive = 0, kept_total = 0, lost = 0, early = 0, late = 0;
   double worst_early = 0, worst_late = 0;
   for (auto& keeper : keepers) {
@@ -245,10 +255,13 @@ int main(int argc, char** argv) {
     ++granted;
     if (keeper.lost) {
       ++lost;
-      // Not a check: what a failure needs explained (a failover slower than the lease's time left?).
-      std::printf("note - lease %llx answered gone at %.2f s; last renewal acknowledged was sent at %.2f s, TTL %lld\n",
-                  static_cast<unsigned long long>(keeper.id), keeper.lost_at, keeper.last_ack_sent,
-                  static_cast<long long>(keeper.last_ack_ttl));
+      // Not a check: what a failure needs explained (a failover slower than the lease's time
+      // left?).
+      std::printf(
+          "note - lease %llx answered gone at %.2f s; last renewal acknowledged was sent at %.2f "
+          "s, TTL %lld\n",
+          static_cast<unsigned long long>(keeper.id), keeper.lost_at, keeper.last_ack_sent,
+          static_cast<long long>(keeper.last_ack_ttl));
     }
     if (!keeper.abandon) {
       ++kept_total;
@@ -267,12 +280,15 @@ int main(int argc, char** argv) {
   }
   Check(granted == flags.keepers, "every lease granted (" + std::to_string(granted) + ")");
   Check(lost == 0, "no kept-alive lease answered as gone (" + std::to_string(lost) + ")");
-  Check(kept_alive == kept_total, "every lease kept alive to the end survives (" + std::to_string(kept_alive) + "/" +
+  Check(kept_alive == kept_total, "every lease kept alive to the end survives (" +
+                                      std::to_string(kept_alive) + "/" +
                                       std::to_string(kept_total) + ")");
-  Check(early == 0, "no abandoned lease revoked before its acknowledged TTL ran out (" + std::to_string(early) +
-                        " early, worst by " + std::to_string(worst_early) + " s)");
-  Check(late == 0, "every abandoned lease revoked within " + std::to_string(flags.revoke_bound) + " s of it (" +
-                       std::to_string(late) + " late, worst by " + std::to_string(worst_late) + " s)");
+  Check(early == 0, "no abandoned lease revoked before its acknowledged TTL ran out (" +
+                        std::to_string(early) + " early, worst by " + std::to_string(worst_early) +
+                        " s)");
+  Check(late == 0, "every abandoned lease revoked within " + std::to_string(flags.revoke_bound) +
+                       " s of it (" + std::to_string(late) + " late, worst by " +
+                       std::to_string(worst_late) + " s)");
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

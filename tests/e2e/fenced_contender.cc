@@ -1,11 +1,13 @@
 // fenced_contender: one of many processes contending for one leasehold::Mutex while the test script
 // pauses them at random (SIGSTOP/SIGCONT) for longer than their lease TTL — the seed's GC pause.
-// In each turn it takes the lock, "works" a few ms, then writes "<token> <id> <seq>" to the register
-// key guarded only by its lock (Mutex::HeldBy) — it does not check whether it still holds the lock,
-// just as a paused process would not know. Prints "acquired A accepted W refused R".
+// In each turn it takes the lock, "works" a few ms, then writes "<token> <id> <seq>" to the
+// register key guarded only by its lock (Mutex::HeldBy) — it does not check whether it still holds
+// the lock, just as a paused process would not know. Prints "acquired A accepted W refused R".
 //
-//   fenced_contender --endpoints=... --id=N [--duration=15] [--ttl=2] [--work-ms=100] [--holder-file=F]
-//       --holder-file: on taking the lock it writes its pid there, so the script can pause the holder.
+//   fenced_contender --endpoints=... --id=N [--duration=15] [--ttl=2] [--work-ms=100]
+//   [--holder-file=F]
+//       --holder-file: on taking the lock it writes its pid there, so the script can pause the
+//       holder.
 //   fenced_contender --endpoints=... --check
 //       reads the register's whole history and verifies that accepted writes' tokens never go down
 //       (no stale holder wrote after a newer one, no two holders interleaved); exits 1 otherwise.
@@ -55,7 +57,8 @@ int Check(leasehold::Client* client) {
   for (const auto& v : values) {
     const int64_t token = std::stoll(v.substr(0, v.find(' ')));
     if (token < previous) {
-      std::printf("check: VIOLATION: '%s' accepted after '%s'\n", v.c_str(), previous_value.c_str());
+      std::printf("check: VIOLATION: '%s' accepted after '%s'\n", v.c_str(),
+                  previous_value.c_str());
       return 1;
     }
     previous = token;
@@ -77,14 +80,22 @@ int main(int argc, char** argv) {
   std::string holder_file;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.rfind("--endpoints=", 0) == 0) options.endpoints = absl::StrSplit(a.substr(12), ',', absl::SkipEmpty());
-    else if (a.rfind("--id=", 0) == 0) id = std::stoi(a.substr(5));
-    else if (a.rfind("--duration=", 0) == 0) duration = std::stod(a.substr(11));
-    else if (a.rfind("--ttl=", 0) == 0) ttl = std::stoll(a.substr(6));
-    else if (a.rfind("--work-ms=", 0) == 0) work_ms = std::stoi(a.substr(10));
-    else if (a.rfind("--holder-file=", 0) == 0) holder_file = a.substr(14);
-    else if (a == "--check") check = true;
-    else return 2;
+    if (a.rfind("--endpoints=", 0) == 0)
+      options.endpoints = absl::StrSplit(a.substr(12), ',', absl::SkipEmpty());
+    else if (a.rfind("--id=", 0) == 0)
+      id = std::stoi(a.substr(5));
+    else if (a.rfind("--duration=", 0) == 0)
+      duration = std::stod(a.substr(11));
+    else if (a.rfind("--ttl=", 0) == 0)
+      ttl = std::stoll(a.substr(6));
+    else if (a.rfind("--work-ms=", 0) == 0)
+      work_ms = std::stoi(a.substr(10));
+    else if (a.rfind("--holder-file=", 0) == 0)
+      holder_file = a.substr(14);
+    else if (a == "--check")
+      check = true;
+    else
+      return 2;
   }
   options.request_timeout = absl::Seconds(5);
   auto client = leasehold::Client::Connect(options);
@@ -116,7 +127,8 @@ int main(int argc, char** argv) {
     *txn.add_compare() = leasehold::Mutex::HeldBy(*token);
     auto* put = txn.add_success()->mutable_request_put();
     put->set_key(kRegister);
-    put->set_value(std::to_string(token->fencing_token) + " " + std::to_string(id) + " " + std::to_string(++seq));
+    put->set_value(std::to_string(token->fencing_token) + " " + std::to_string(id) + " " +
+                   std::to_string(++seq));
     auto written = client->get()->Txn(txn);
     if (written.ok() && written->succeeded()) ++accepted;
     if (written.ok() && !written->succeeded()) ++refused;

@@ -22,12 +22,14 @@ int main(int argc, char** argv) {
   }
   const std::string marker = argv[2];
   std::string flipped = marker;
-  std::transform(flipped.begin(), flipped.end(), flipped.begin(),
-                 [](unsigned char c) { return std::islower(c) ? std::toupper(c) : std::tolower(c); });
+  std::transform(flipped.begin(), flipped.end(), flipped.begin(), [](unsigned char c) {
+    return std::islower(c) ? std::toupper(c) : std::tolower(c);
+  });
   rocksdb::WriteBatch batch;
   int changed = 0;
   auto it = (*engine)->NewIterator(std::string(1, leasehold::storage::keys::kRevisionPrefix + 1));
-  for (it->Seek(std::string(1, leasehold::storage::keys::kRevisionPrefix)); it->Valid(); it->Next()) {
+  for (it->Seek(std::string(1, leasehold::storage::keys::kRevisionPrefix)); it->Valid();
+       it->Next()) {
     std::string value = it->value().ToString();
     const size_t at = value.find(marker);
     if (at == std::string::npos) continue;

@@ -33,23 +33,26 @@ struct Answer {
 
 // One signed request to the blob adapter at `endpoint` (host:port), waiting at most 3 s.
 Answer Send(const std::string& endpoint, http::verb verb, const std::string& target,
-            const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body) {
+            const std::vector<std::pair<std::string, std::string>>& headers,
+            const std::string& body) {
   static const std::string account(server::kDevAccountName);
   server::HttpRequest request{verb, "/" + account + target, 11};
   request.set(http::field::host, endpoint);
   request.set("x-ms-version", "2021-08-06");
-  request.set("x-ms-date", absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT", absl::Now(), absl::UTCTimeZone()));
+  request.set("x-ms-date",
+              absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT", absl::Now(), absl::UTCTimeZone()));
   for (const auto& [name, value] : headers) request.set(name, value);
   request.body() = body;
   request.prepare_payload();
-  const auto parsed = server::ParseBlobTarget(std::string_view(request.target().data(), request.target().size()));
+  const auto parsed =
+      server::ParseBlobTarget(std::string_view(request.target().data(), request.target().size()));
   static const std::string key = [] {
     std::string decoded;
     absl::Base64Unescape(std::string(server::kDevAccountKey), &decoded);
     return decoded;
   }();
-  const std::string to_sign = server::SharedKeyVerifier::StringToSign(request, account,
-                                                                      parsed->raw_path, parsed->query, {});
+  const std::string to_sign = server::SharedKeyVerifier::StringToSign(
+      request, account, parsed->raw_path, parsed->query, {});
   request.set(http::field::authorization,
               "SharedKey " + account + ":" + server::SignHmacSha256(key, to_sign));
   try {
@@ -72,15 +75,20 @@ Answer Send(const std::string& endpoint, http::verb verb, const std::string& tar
 
 std::string NewLeaseId(std::mt19937_64& rng) {
   const uint64_t a = rng(), b = rng();
-  return absl::StrFormat("%08x-%04x-4%03x-a%03x-%012x", a >> 32, (a >> 16) & 0xffff, a & 0xfff, (b >> 48) & 0xfff,
-                         b & 0xffffffffffffULL);
+  return absl::StrFormat("%08x-%04x-4%03x-a%03x-%012x", a >> 32, (a >> 16) & 0xffff, a & 0xfff,
+                         (b >> 48) & 0xfff, b & 0xffffffffffffULL);
 }
 
 }  // namespace
 
 BlobLeaseWorkload::BlobLeaseWorkload(std::vector<std::string> endpoints, int workers, uint64_t seed,
-                                     const CampaignClock* clock, Recorder* recorder, BlobRecord* record)
-    : endpoints_(std::move(endpoints)), workers_(workers), seed_(seed), clock_(clock), recorder_(recorder),
+                                     const CampaignClock* clock, Recorder* recorder,
+                                     BlobRecord* record)
+    : endpoints_(std::move(endpoints)),
+      workers_(workers),
+      seed_(seed),
+      clock_(clock),
+      recorder_(recorder),
       record_(record) {}
 
 BlobLeaseWorkload::~BlobLeaseWorkload() { Stop(); }
@@ -100,7 +108,8 @@ void BlobLeaseWorkload::Worker(int worker) {
   std::mt19937_64 rng(seed_ * 15485863 + worker);
   size_t node = worker % endpoints_.size();
   auto sleep_ms = [&](int64_t ms) {
-    for (int64_t slept = 0; slept < ms && !stop_; slept += 50) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int64_t slept = 0; slept < ms && !stop_; slept += 50)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   };
   auto sample = [&](int64_t call, const Answer& a) {
     std::lock_guard lock(recorder_->mu);
@@ -108,9 +117,11 @@ void BlobLeaseWorkload::Worker(int worker) {
   };
   // The container and the blob, made by whoever gets there first (conflicts are fine).
   while (!stop_) {
-    const Answer c = Send(endpoints_[node], http::verb::put, absl::StrCat("/", kContainer, "?restype=container"), {}, "");
-    const Answer b = Send(endpoints_[node], http::verb::put, absl::StrCat("/", kContainer, "/", kBlob),
-                          {{"x-ms-blob-type", "BlockBlob"}}, "initial");
+    const Answer c = Send(endpoints_[node], http::verb::put,
+                          absl::StrCat("/", kContainer, "?restype=container"), {}, "");
+    const Answer b =
+        Send(endpoints_[node], http::verb::put, absl::StrCat("/", kContainer, "/", kBlob),
+             {{"x-ms-blob-type", "BlockBlob"}}, "initial");
     if ((c.status == 201 || c.status == 409) && (b.status == 201 || b.status == 412)) break;
     node = (node + 1) % endpoints_.size();
     sleep_ms(500);
@@ -123,7 +134,8 @@ void BlobLeaseWorkload::Worker(int worker) {
     holding.lease_id = NewLeaseId(rng);
     const int64_t sent = clock_->Now();
     const Answer acquired = Send(endpoints_[node], http::verb::put, lease_target,
-                                 {{"x-ms-lease-action", "acquire"}, {"x-ms-lease-duration", std::to_string(kDurationS)},
+                                 {{"x-ms-lease-action", "acquire"},
+                                  {"x-ms-lease-duration", std::to_string(kDurationS)},
                                   {"x-ms-proposed-lease-id", holding.lease_id}},
                                  "");
     sample(sent, acquired);
@@ -146,9 +158,10 @@ void BlobLeaseWorkload::Worker(int worker) {
       w.lease_id = holding.lease_id;
       w.call_ns = clock_->Now();
       w.stale = w.call_ns > holding.believed_until_ns;
-      const Answer put = Send(endpoints_[node], http::verb::put, absl::StrCat("/", kContainer, "/", kBlob),
-                              {{"x-ms-blob-type", "BlockBlob"}, {"x-ms-lease-id", holding.lease_id}},
-                              absl::StrCat("client ", worker, " write ", writes++));
+      const Answer put =
+          Send(endpoints_[node], http::verb::put, absl::StrCat("/", kContainer, "/", kBlob),
+               {{"x-ms-blob-type", "BlockBlob"}, {"x-ms-lease-id", holding.lease_id}},
+               absl::StrCat("client ", worker, " write ", writes++));
       w.return_ns = clock_->Now();
       w.status = put.status;
       sample(w.call_ns, put);
@@ -165,8 +178,9 @@ void BlobLeaseWorkload::Worker(int worker) {
       if (stall) lost = true;  // its lease has run out: it acquires again rather than renew
       if (!lost && clock_->Now() - last_renew > 5 * kS) {
         const int64_t renew_sent = clock_->Now();
-        const Answer renewed = Send(endpoints_[node], http::verb::put, lease_target,
-                                    {{"x-ms-lease-action", "renew"}, {"x-ms-lease-id", holding.lease_id}}, "");
+        const Answer renewed =
+            Send(endpoints_[node], http::verb::put, lease_target,
+                 {{"x-ms-lease-action", "renew"}, {"x-ms-lease-id", holding.lease_id}}, "");
         sample(renew_sent, renewed);
         if (renewed.status == 200) {
           holding.believed_until_ns = renew_sent + kDurationS * kS;
@@ -182,8 +196,9 @@ void BlobLeaseWorkload::Worker(int worker) {
     if (!lost && rng() % 2 == 0) {
       const int64_t release_sent = clock_->Now();
       holding.believed_until_ns = std::min(holding.believed_until_ns, release_sent);
-      sample(release_sent, Send(endpoints_[node], http::verb::put, lease_target,
-                                {{"x-ms-lease-action", "release"}, {"x-ms-lease-id", holding.lease_id}}, ""));
+      sample(release_sent,
+             Send(endpoints_[node], http::verb::put, lease_target,
+                  {{"x-ms-lease-action", "release"}, {"x-ms-lease-id", holding.lease_id}}, ""));
     }
     std::lock_guard lock(record_->mu);
     record_->holdings.push_back(holding);

@@ -25,8 +25,8 @@ struct BlobRecord {
 
 class BlobLeaseWorkload {
  public:
-  BlobLeaseWorkload(std::vector<std::string> endpoints, int workers, uint64_t seed, const CampaignClock* clock,
-                    Recorder* recorder, BlobRecord* record);
+  BlobLeaseWorkload(std::vector<std::string> endpoints, int workers, uint64_t seed,
+                    const CampaignClock* clock, Recorder* recorder, BlobRecord* record);
   ~BlobLeaseWorkload();
   void Start();
   void Stop();

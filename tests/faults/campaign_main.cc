@@ -1,22 +1,24 @@
 // leasehold-faults: one fault-injection campaign against a cluster of real leasehold processes.
 //
 //   leasehold-faults --binary PATH [--nodes 3|5] [--time SECONDS] [--seed N]
-//                    [--nemesis kill,truncate,pause,partition,loss|all] [--out DIR] [--preload PATH]
+//                    [--nemesis kill,truncate,pause,partition,loss|all] [--out DIR] [--preload
+//                    PATH]
 //                    [--serializable-reads]
 //
 // Starts the cluster (network namespaces), runs the workloads and the nemesis for --time seconds,
 // heals, restarts every member one at a time, reads everything back, runs the checkers, prints the
 // summary and writes the report to --out. The fault schedule and the clients' choices follow from
-// --seed. --serializable-reads makes the register reads etcd's serializable ones, which may be stale:
-// the checker must then find anomalies (how to see that it can). Exit status: 0 no anomaly, 1 anomalies, 2 usage, 77 namespaces unavailable (skipped).
+// --seed. --serializable-reads makes the register reads etcd's serializable ones, which may be
+// stale: the checker must then find anomalies (how to see that it can). Exit status: 0 no anomaly,
+// 1 anomalies, 2 usage, 77 namespaces unavailable (skipped).
 #include <signal.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <filesystem>
+#include <string>
 #include <thread>
 
 #include "absl/strings/numbers.h"
@@ -44,8 +46,11 @@ struct Flags {
 };
 
 int Usage(const std::string& why) {
-  std::fprintf(stderr, "leasehold-faults: %s\nusage: leasehold-faults --binary PATH [--nodes N] [--time S] [--seed N] "
-               "[--nemesis kinds|all] [--out DIR] [--preload PATH] [--serializable-reads]\n", why.c_str());
+  std::fprintf(stderr,
+               "leasehold-faults: %s\nusage: leasehold-faults --binary PATH [--nodes N] [--time S] "
+               "[--seed N] "
+               "[--nemesis kinds|all] [--out DIR] [--preload PATH] [--serializable-reads]\n",
+               why.c_str());
   return 2;
 }
 
@@ -61,14 +66,22 @@ int main(int argc, char** argv) {
       flags.serializable_reads = true;
       continue;
     }
-    if (arg == "--binary") flags.binary = value;
-    else if (arg == "--out") flags.out = value;
-    else if (arg == "--preload") flags.preload = value;
-    else if (arg == "--nemesis") flags.nemesis = value;
-    else if (arg == "--nodes") ok = absl::SimpleAtoi(value, &flags.nodes);
-    else if (arg == "--time") ok = absl::SimpleAtod(value, &flags.time_s);
-    else if (arg == "--seed") ok = absl::SimpleAtoi(value, &flags.seed);
-    else return Usage("unknown flag " + arg);
+    if (arg == "--binary")
+      flags.binary = value;
+    else if (arg == "--out")
+      flags.out = value;
+    else if (arg == "--preload")
+      flags.preload = value;
+    else if (arg == "--nemesis")
+      flags.nemesis = value;
+    else if (arg == "--nodes")
+      ok = absl::SimpleAtoi(value, &flags.nodes);
+    else if (arg == "--time")
+      ok = absl::SimpleAtod(value, &flags.time_s);
+    else if (arg == "--seed")
+      ok = absl::SimpleAtoi(value, &flags.seed);
+    else
+      return Usage("unknown flag " + arg);
     if (!ok) return Usage("bad value for " + arg);
     ++i;
   }
@@ -78,7 +91,8 @@ int main(int argc, char** argv) {
   nemesis_options.seed = flags.seed;
   if (flags.nemesis == "all") flags.nemesis = "kill,truncate,pause,partition,loss";
   nemesis_options.kinds.clear();
-  for (const std::string& kind : std::vector<std::string>(absl::StrSplit(flags.nemesis, ',', absl::SkipEmpty()))) {
+  for (const std::string& kind :
+       std::vector<std::string>(absl::StrSplit(flags.nemesis, ',', absl::SkipEmpty()))) {
     if (!lf::Nemesis::Known(kind)) return Usage("unknown nemesis " + kind);
     nemesis_options.kinds.insert(kind);
   }
@@ -94,8 +108,8 @@ int main(int argc, char** argv) {
   cluster_options.preload = flags.preload;
   std::filesystem::remove_all(cluster_options.work_dir);
   // SIGINT / SIGTERM (a ctest timeout, ^C) are taken by a thread that stops the members and removes
-  // the namespaces before exiting, instead of leaving them behind. Blocked before any thread starts,
-  // so only that thread receives them.
+  // the namespaces before exiting, instead of leaving them behind. Blocked before any thread
+  // starts, so only that thread receives them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -128,10 +142,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> blob_endpoints;
   for (int i = 0; i < flags.nodes; ++i) blob_endpoints.push_back((*cluster)->BlobEndpoint(i));
   lf::BlobRecord blob_record;
-  lf::BlobLeaseWorkload blobs(blob_endpoints, /*workers=*/3, flags.seed, &clock, &recorder, &blob_record);
+  lf::BlobLeaseWorkload blobs(blob_endpoints, /*workers=*/3, flags.seed, &clock, &recorder,
+                              &blob_record);
   lf::Nemesis nemesis(cluster->get(), &workloads, &recorder, &clock, nemesis_options);
-  const std::string title = absl::StrCat(flags.nodes, " members, seed ", flags.seed, ", nemesis ",
-                                         absl::StrJoin(nemesis_options.kinds, ","), ", ", flags.time_s, " s");
+  const std::string title =
+      absl::StrCat(flags.nodes, " members, seed ", flags.seed, ", nemesis ",
+                   absl::StrJoin(nemesis_options.kinds, ","), ", ", flags.time_s, " s");
   std::printf("campaign: %s\n", title.c_str());
   if (nemesis.AwaitLeader(30) < 0) {
     std::printf("the cluster elected no leader; see %s/m*.log\n", cluster_options.work_dir.c_str());
@@ -146,7 +162,8 @@ int main(int argc, char** argv) {
   stop = true;
   nemesis_thread.join();  // heals everything on the way out
   std::vector<std::string> other;
-  if (nemesis.AwaitLeader(30) < 0) other.push_back("no leader within 30 s after the last fault was healed");
+  if (nemesis.AwaitLeader(30) < 0)
+    other.push_back("no leader within 30 s after the last fault was healed");
   std::this_thread::sleep_for(std::chrono::seconds(3));
   workloads.Stop();
   blobs.Stop();
@@ -155,7 +172,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < flags.nodes; ++i) {
     (*cluster)->Kill(i);
     (void)(*cluster)->Start(i);
-    if (nemesis.AwaitLeader(30) < 0) other.push_back(absl::StrCat("no leader within 30 s of restarting m", i + 1));
+    if (nemesis.AwaitLeader(30) < 0)
+      other.push_back(absl::StrCat("no leader within 30 s of restarting m", i + 1));
   }
   std::this_thread::sleep_for(std::chrono::seconds(2));
   workloads.VerifyAcknowledged("after every member restarted");
@@ -176,12 +194,13 @@ int main(int argc, char** argv) {
     verdicts.blob = lf::CheckBlobLeases(blob_record.holdings, blob_record.writes);
     for (std::string& a : recorder.anomalies) other.push_back(std::move(a));
     verdicts.other_anomalies = std::move(other);
-    verdicts.operations = static_cast<int64_t>(recorder.registers.size() + recorder.set_acked.size() +
-                                               recorder.leases.size() + recorder.fenced.size() +
-                                               blob_record.writes.size() + blob_record.holdings.size());
+    verdicts.operations = static_cast<int64_t>(
+        recorder.registers.size() + recorder.set_acked.size() + recorder.leases.size() +
+        recorder.fenced.size() + blob_record.writes.size() + blob_record.holdings.size());
   }
   verdicts.faults = nemesis.faults_injected();
-  verdicts.check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - check_start).count();
+  verdicts.check_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - check_start).count();
   lf::WriteReport(flags.out, verdicts, recorder);
   std::printf("%s", lf::SummaryText(verdicts, recorder).c_str());
   std::printf("report: %s/report.html\n", flags.out.c_str());

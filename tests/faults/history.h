@@ -12,8 +12,8 @@ namespace leasehold::faults {
 struct LeaseLife {
   int64_t id = 0;
   int64_t ttl_s = 0;
-  int64_t granted_sent_ns = 0;   // the grant's send time; the grant counts as the first renewal
-  int64_t put_acked_ns = -1;     // when the attached key's put was acknowledged (-1: never)
+  int64_t granted_sent_ns = 0;  // the grant's send time; the grant counts as the first renewal
+  int64_t put_acked_ns = -1;    // when the attached key's put was acknowledged (-1: never)
   // Acknowledged keep-alives: (send time, TTL granted). The lease is promised alive until
   // send + TTL.
   std::vector<std::pair<int64_t, int64_t>> renewals;
@@ -64,7 +64,7 @@ struct BlobWrite {
   std::string lease_id;
   int64_t call_ns = 0;
   int64_t return_ns = 0;
-  int status = 0;  // HTTP status; 0: no answer
+  int status = 0;      // HTTP status; 0: no answer
   bool stale = false;  // sent after the client's own lease had run out
 };
 
@@ -72,7 +72,7 @@ struct FaultWindow {
   std::string kind;     // kill, pause, partition, loss, ...
   std::string targets;  // human-readable: which members, which cut
   int64_t start_ns = 0;
-  int64_t end_ns = 0;   // healed
+  int64_t end_ns = 0;  // healed
 };
 
 struct LatencySample {

@@ -47,7 +47,9 @@ bool Apply(const Step& op, int64_t* state) {
 struct Configuration {
   std::vector<uint64_t> linearized;
   int64_t state;
-  bool operator==(const Configuration& o) const { return state == o.state && linearized == o.linearized; }
+  bool operator==(const Configuration& o) const {
+    return state == o.state && linearized == o.linearized;
+  }
   template <typename H>
   friend H AbslHashValue(H h, const Configuration& c) {
     return H::combine(std::move(h), c.state, c.linearized);
@@ -141,7 +143,8 @@ std::vector<RegisterOp> Prune(std::vector<RegisterOp> ops) {
     };
     for (const RegisterOp& op : kept) {
       if (op.kind == Kind::kRead) observe(op.value, op.return_ns);
-      if (op.kind == Kind::kCas) observe(op.expected, op.outcome == Outcome::kOk ? op.return_ns : kNever);
+      if (op.kind == Kind::kCas)
+        observe(op.expected, op.outcome == Outcome::kOk ? op.return_ns : kNever);
     }
     std::vector<RegisterOp> next;
     bool changed = false;
@@ -168,7 +171,8 @@ std::vector<RegisterOp> Prune(std::vector<RegisterOp> ops) {
 
 // `ops` without those in `remove`, and without what then observes a value nobody left writes (a
 // read of a write that is gone says nothing on its own).
-std::vector<RegisterOp> Without(const std::vector<RegisterOp>& ops, const std::vector<bool>& remove) {
+std::vector<RegisterOp> Without(const std::vector<RegisterOp>& ops,
+                                const std::vector<bool>& remove) {
   absl::flat_hash_map<int64_t, bool> written;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (!remove[i] && ops[i].kind != Kind::kRead) written[ops[i].value] = true;
@@ -177,7 +181,9 @@ std::vector<RegisterOp> Without(const std::vector<RegisterOp>& ops, const std::v
   for (size_t i = 0; i < ops.size(); ++i) {
     if (remove[i]) continue;
     const RegisterOp& op = ops[i];
-    const int64_t observed = op.kind == Kind::kRead ? op.value : op.kind == Kind::kCas ? op.expected : 0;
+    const int64_t observed = op.kind == Kind::kRead  ? op.value
+                             : op.kind == Kind::kCas ? op.expected
+                                                     : 0;
     if (observed != 0 && !written.contains(observed)) continue;
     out.push_back(op);
   }
@@ -186,7 +192,8 @@ std::vector<RegisterOp> Without(const std::vector<RegisterOp>& ops, const std::v
 
 // Delta debugging: removes ever smaller chunks while the rest still fails, within a time budget.
 std::vector<RegisterOp> Shrink(std::vector<RegisterOp> ops) {
-  std::sort(ops.begin(), ops.end(), [](const RegisterOp& a, const RegisterOp& b) { return a.call_ns < b.call_ns; });
+  std::sort(ops.begin(), ops.end(),
+            [](const RegisterOp& a, const RegisterOp& b) { return a.call_ns < b.call_ns; });
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   size_t chunk = std::max<size_t>(1, ops.size() / 2);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -286,7 +293,9 @@ LinearizabilityResult CheckRegisters(const std::vector<RegisterOp>& history) {
 }
 
 std::string Describe(const RegisterOp& op) {
-  const char* outcome = op.outcome == Outcome::kOk ? "ok" : op.outcome == Outcome::kFail ? "fail" : "unknown";
+  const char* outcome = op.outcome == Outcome::kOk     ? "ok"
+                        : op.outcome == Outcome::kFail ? "fail"
+                                                       : "unknown";
   std::string what;
   switch (op.kind) {
     case Kind::kRead:
@@ -299,8 +308,10 @@ std::string Describe(const RegisterOp& op) {
       what = absl::StrCat("cas ", op.key, " ", op.expected, " -> ", op.value);
       break;
   }
-  return absl::StrCat("process ", op.process, " op ", op.id, ": ", what, " (", outcome, ") [", op.call_ns / 1000,
-                      " us, ", op.outcome == Outcome::kUnknown ? std::string("never") : absl::StrCat(op.return_ns / 1000, " us"),
+  return absl::StrCat("process ", op.process, " op ", op.id, ": ", what, " (", outcome, ") [",
+                      op.call_ns / 1000, " us, ",
+                      op.outcome == Outcome::kUnknown ? std::string("never")
+                                                      : absl::StrCat(op.return_ns / 1000, " us"),
                       "]");
 }
 

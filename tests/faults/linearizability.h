@@ -3,8 +3,9 @@
 // the search backtracks only over configurations it has not seen, which keeps typical histories
 // of ~10,000 operations per register in seconds.
 //
-// Histories are split by key first (a history is linearizable iff each key's is: P-compositionality).
-// Before the search, each key's history is pruned without changing the verdict:
+// Histories are split by key first (a history is linearizable iff each key's is:
+// P-compositionality). Before the search, each key's history is pruned without changing the
+// verdict:
 //  - reads and definitely-failed operations whose outcome is unknown or that had no effect are
 //    dropped (a CAS answered "not swapped" is dropped too, as Jepsen does);
 //  - an operation of unknown outcome (a timeout: it may or may not have happened) whose written
@@ -25,18 +26,18 @@ struct RegisterOp {
   Kind kind = Kind::kRead;
   Outcome outcome = Outcome::kOk;
   std::string key;
-  int64_t value = 0;     // read: the value seen (0: absent); write: written; cas: the new value
-  int64_t expected = 0;  // cas: the value compared against
-  int64_t call_ns = 0;   // when the client sent it
-  int64_t return_ns = 0; // when the answer arrived (ignored for kUnknown)
-  int process = 0;       // the client that issued it
-  int64_t id = 0;        // caller's identifier, echoed in reports
+  int64_t value = 0;      // read: the value seen (0: absent); write: written; cas: the new value
+  int64_t expected = 0;   // cas: the value compared against
+  int64_t call_ns = 0;    // when the client sent it
+  int64_t return_ns = 0;  // when the answer arrived (ignored for kUnknown)
+  int process = 0;        // the client that issued it
+  int64_t id = 0;         // caller's identifier, echoed in reports
 };
 
 struct LinearizabilityResult {
   bool linearizable = true;
   size_t keys = 0;
-  size_t ops_checked = 0;  // after pruning
+  size_t ops_checked = 0;     // after pruning
   size_t configurations = 0;  // memo entries explored
   std::string failing_key;
   // A small sub-history of the failing key that is by itself not linearizable, shrunk by delta

@@ -26,14 +26,15 @@ RegisterOp Op(Kind kind, int64_t call, int64_t ret, int64_t value, int64_t expec
 }
 
 TEST(Linearizability, SequentialWritesAndReads) {
-  EXPECT_TRUE(CheckRegisters({Op(Kind::kRead, 0, 1, 0), Op(Kind::kWrite, 2, 3, 5), Op(Kind::kRead, 4, 5, 5),
-                              Op(Kind::kCas, 6, 7, 6, 5), Op(Kind::kRead, 8, 9, 6)})
-                  .linearizable);
+  EXPECT_TRUE(
+      CheckRegisters({Op(Kind::kRead, 0, 1, 0), Op(Kind::kWrite, 2, 3, 5), Op(Kind::kRead, 4, 5, 5),
+                      Op(Kind::kCas, 6, 7, 6, 5), Op(Kind::kRead, 8, 9, 6)})
+          .linearizable);
 }
 
 TEST(Linearizability, StaleReadAfterAcknowledgedWriteFails) {
-  auto result = CheckRegisters({Op(Kind::kWrite, 0, 1, 5), Op(Kind::kWrite, 2, 3, 6), Op(Kind::kRead, 4, 5, 5),
-                                Op(Kind::kRead, 6, 7, 6)});
+  auto result = CheckRegisters({Op(Kind::kWrite, 0, 1, 5), Op(Kind::kWrite, 2, 3, 6),
+                                Op(Kind::kRead, 4, 5, 5), Op(Kind::kRead, 6, 7, 6)});
   ASSERT_FALSE(result.linearizable);
   EXPECT_EQ(result.failing_key, "k");
   // Shrunk to the two writes and the stale read.
@@ -47,34 +48,38 @@ TEST(Linearizability, LostAcknowledgedWriteFails) {
 }
 
 TEST(Linearizability, ConcurrentReadMaySeeEitherValue) {
-  EXPECT_TRUE(CheckRegisters({Op(Kind::kWrite, 0, 1, 5), Op(Kind::kWrite, 2, 10, 6), Op(Kind::kRead, 3, 4, 6),
-                              Op(Kind::kRead, 5, 11, 6)})
+  EXPECT_TRUE(CheckRegisters({Op(Kind::kWrite, 0, 1, 5), Op(Kind::kWrite, 2, 10, 6),
+                              Op(Kind::kRead, 3, 4, 6), Op(Kind::kRead, 5, 11, 6)})
                   .linearizable);
-  EXPECT_TRUE(CheckRegisters({Op(Kind::kWrite, 0, 1, 5), Op(Kind::kWrite, 2, 10, 6), Op(Kind::kRead, 3, 4, 5),
-                              Op(Kind::kRead, 5, 11, 6)})
+  EXPECT_TRUE(CheckRegisters({Op(Kind::kWrite, 0, 1, 5), Op(Kind::kWrite, 2, 10, 6),
+                              Op(Kind::kRead, 3, 4, 5), Op(Kind::kRead, 5, 11, 6)})
                   .linearizable);
   // Once a read saw the new value, a later read may not see the old one.
-  EXPECT_FALSE(CheckRegisters({Op(Kind::kWrite, 0, 1, 5), Op(Kind::kWrite, 2, 10, 6), Op(Kind::kRead, 3, 4, 6),
-                               Op(Kind::kRead, 5, 6, 5)})
+  EXPECT_FALSE(CheckRegisters({Op(Kind::kWrite, 0, 1, 5), Op(Kind::kWrite, 2, 10, 6),
+                               Op(Kind::kRead, 3, 4, 6), Op(Kind::kRead, 5, 6, 5)})
                    .linearizable);
 }
 
 TEST(Linearizability, UnknownOutcomesMayOrMayNotHappen) {
   // Unknown write seen later: it happened.
-  EXPECT_TRUE(CheckRegisters({Op(Kind::kWrite, 0, 0, 5, 0, Outcome::kUnknown), Op(Kind::kRead, 10, 11, 5)})
-                  .linearizable);
+  EXPECT_TRUE(
+      CheckRegisters({Op(Kind::kWrite, 0, 0, 5, 0, Outcome::kUnknown), Op(Kind::kRead, 10, 11, 5)})
+          .linearizable);
   // Unknown write never seen: it may not have happened.
-  EXPECT_TRUE(CheckRegisters({Op(Kind::kWrite, 0, 1, 4), Op(Kind::kWrite, 2, 0, 5, 0, Outcome::kUnknown),
-                              Op(Kind::kRead, 10, 11, 4)})
-                  .linearizable);
+  EXPECT_TRUE(
+      CheckRegisters({Op(Kind::kWrite, 0, 1, 4), Op(Kind::kWrite, 2, 0, 5, 0, Outcome::kUnknown),
+                      Op(Kind::kRead, 10, 11, 4)})
+          .linearizable);
   // But it cannot be seen, then unseen.
-  EXPECT_FALSE(CheckRegisters({Op(Kind::kWrite, 0, 1, 4), Op(Kind::kWrite, 2, 0, 5, 0, Outcome::kUnknown),
-                               Op(Kind::kRead, 10, 11, 5), Op(Kind::kRead, 12, 13, 4)})
-                   .linearizable);
+  EXPECT_FALSE(
+      CheckRegisters({Op(Kind::kWrite, 0, 1, 4), Op(Kind::kWrite, 2, 0, 5, 0, Outcome::kUnknown),
+                      Op(Kind::kRead, 10, 11, 5), Op(Kind::kRead, 12, 13, 4)})
+          .linearizable);
   // A CAS whose swap was seen must have found its expected value.
-  EXPECT_FALSE(CheckRegisters({Op(Kind::kWrite, 0, 1, 4), Op(Kind::kCas, 2, 0, 6, 5, Outcome::kUnknown),
-                               Op(Kind::kRead, 10, 11, 6)})
-                   .linearizable);
+  EXPECT_FALSE(
+      CheckRegisters({Op(Kind::kWrite, 0, 1, 4), Op(Kind::kCas, 2, 0, 6, 5, Outcome::kUnknown),
+                      Op(Kind::kRead, 10, 11, 6)})
+          .linearizable);
 }
 
 TEST(Linearizability, KeysAreCheckedIndependently) {
@@ -113,9 +118,12 @@ std::vector<RegisterOp> SimulatedHistory(uint64_t seed, int processes, int ops_p
       const int r = static_cast<int>(rng() % 10);
       op.kind = r < 5 ? Kind::kRead : r < 8 ? Kind::kWrite : Kind::kCas;
       if (rng() % 50 == 0 && op.kind != Kind::kRead) op.outcome = Outcome::kUnknown;
-      events.push_back({op, op.call_ns + static_cast<int64_t>(rng() % static_cast<uint64_t>(op.return_ns - op.call_ns))});
+      events.push_back(
+          {op, op.call_ns +
+                   static_cast<int64_t>(rng() % static_cast<uint64_t>(op.return_ns - op.call_ns))});
     }
-    std::sort(events.begin(), events.end(), [](const Pending& a, const Pending& b) { return a.effect_ns < b.effect_ns; });
+    std::sort(events.begin(), events.end(),
+              [](const Pending& a, const Pending& b) { return a.effect_ns < b.effect_ns; });
     for (Pending& e : events) {
       RegisterOp& op = e.op;
       switch (op.kind) {
@@ -147,10 +155,12 @@ TEST(Linearizability, TenThousandOperationsCheckAndACorruptedOneFails) {
   ASSERT_EQ(history.size(), 10000u);
   const auto start = std::chrono::steady_clock::now();
   auto result = CheckRegisters(history);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_TRUE(result.linearizable) << Describe(result.failing_ops.empty() ? RegisterOp{} : result.failing_ops.back());
-  std::printf("10,000 operations (%zu after pruning) checked in %.3f s, %zu configurations\n", result.ops_checked,
-              seconds, result.configurations);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(result.linearizable)
+      << Describe(result.failing_ops.empty() ? RegisterOp{} : result.failing_ops.back());
+  std::printf("10,000 operations (%zu after pruning) checked in %.3f s, %zu configurations\n",
+              result.ops_checked, seconds, result.configurations);
 
   // Make one late read of key k2 return a value written long before: a stale read.
   std::vector<RegisterOp> corrupted = history;

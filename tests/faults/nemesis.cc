@@ -24,12 +24,17 @@ std::string Names(const std::vector<int>& members) {
 }  // namespace
 
 bool Nemesis::Known(const std::string& kind) {
-  return kind == "kill" || kind == "truncate" || kind == "pause" || kind == "partition" || kind == "loss";
+  return kind == "kill" || kind == "truncate" || kind == "pause" || kind == "partition" ||
+         kind == "loss";
 }
 
-Nemesis::Nemesis(NetnsCluster* cluster, Workloads* workloads, Recorder* recorder, const CampaignClock* clock,
-                 NemesisOptions options)
-    : cluster_(cluster), workloads_(workloads), recorder_(recorder), clock_(clock), options_(std::move(options)),
+Nemesis::Nemesis(NetnsCluster* cluster, Workloads* workloads, Recorder* recorder,
+                 const CampaignClock* clock, NemesisOptions options)
+    : cluster_(cluster),
+      workloads_(workloads),
+      recorder_(recorder),
+      clock_(clock),
+      options_(std::move(options)),
       rng_(options_.seed) {}
 
 std::vector<int> Nemesis::Victims(bool prefer_leader) {
@@ -41,7 +46,8 @@ std::vector<int> Nemesis::Victims(bool prefer_leader) {
   std::vector<int> victims(all.begin(), all.begin() + count);
   if (prefer_leader) {
     const int leader = workloads_->Leader(all);
-    if (leader >= 0 && std::find(victims.begin(), victims.end(), leader) == victims.end()) victims[0] = leader;
+    if (leader >= 0 && std::find(victims.begin(), victims.end(), leader) == victims.end())
+      victims[0] = leader;
   }
   return victims;
 }
@@ -53,7 +59,9 @@ std::string Nemesis::Inject(const std::string& kind) {
     std::string extra;
     for (int v : down_) {
       cluster_->Kill(v);
-      if (kind == "truncate") extra += absl::StrCat(extra.empty() ? " (" : ", ", "m", v + 1, " lost ", cluster_->DropUnsyncedTail(v, rng_()), " B");
+      if (kind == "truncate")
+        extra += absl::StrCat(extra.empty() ? " (" : ", ", "m", v + 1, " lost ",
+                              cluster_->DropUnsyncedTail(v, rng_()), " B");
     }
     return Names(down_) + extra + (extra.empty() ? "" : ")");
   }
@@ -83,7 +91,8 @@ std::string Nemesis::Inject(const std::string& kind) {
     }
     for (int a : minority) {
       for (int b = 0; b < n; ++b) {
-        if (std::find(minority.begin(), minority.end(), b) == minority.end()) (void)cluster_->Cut(a, b);
+        if (std::find(minority.begin(), minority.end(), b) == minority.end())
+          (void)cluster_->Cut(a, b);
       }
     }
     return absl::StrCat(shape == 1 ? "leader " : "", Names(minority), " | rest");
@@ -91,7 +100,8 @@ std::string Nemesis::Inject(const std::string& kind) {
   if (shape == 2) {
     // Bridge: two halves that only one member reaches both of.
     const int bridge = order[0];
-    std::vector<int> left(order.begin() + 1, order.begin() + 1 + (n - 1) / 2), right(order.begin() + 1 + (n - 1) / 2, order.end());
+    std::vector<int> left(order.begin() + 1, order.begin() + 1 + (n - 1) / 2),
+        right(order.begin() + 1 + (n - 1) / 2, order.end());
     for (int a : left) {
       for (int b : right) (void)cluster_->Cut(a, b);
     }
@@ -150,13 +160,14 @@ void Nemesis::Run(const std::atomic<bool>& stop) {
     window.targets = Inject(kind);
     ++injected_;
     // Pauses outlast a lease's TTL and an election timeout: the seed's stalled-holder case.
-    const int64_t hold_ms = kind == "pause" ? options_.lease_ttl_s * 1000 + 1000 + static_cast<int64_t>(rng_() % 3000)
-                                            : 3000 + static_cast<int64_t>(rng_() % 5000);
+    const int64_t hold_ms =
+        kind == "pause" ? options_.lease_ttl_s * 1000 + 1000 + static_cast<int64_t>(rng_() % 3000)
+                        : 3000 + static_cast<int64_t>(rng_() % 5000);
     SleepUnlessStopped(hold_ms, stop);
     Heal(kind);
     window.end_ns = clock_->Now();
-    std::printf("[%7.1f s] %-9s %s (%.1f s)\n", window.start_ns / 1e9, kind.c_str(), window.targets.c_str(),
-                (window.end_ns - window.start_ns) / 1e9);
+    std::printf("[%7.1f s] %-9s %s (%.1f s)\n", window.start_ns / 1e9, kind.c_str(),
+                window.targets.c_str(), (window.end_ns - window.start_ns) / 1e9);
     std::fflush(stdout);
     {
       std::lock_guard lock(recorder_->mu);
@@ -164,7 +175,8 @@ void Nemesis::Run(const std::atomic<bool>& stop) {
     }
     if (AwaitLeader(20) < 0) {
       std::lock_guard lock(recorder_->mu);
-      recorder_->anomalies.push_back(absl::StrCat("no leader within 20 s of healing ", kind, " ", window.targets));
+      recorder_->anomalies.push_back(
+          absl::StrCat("no leader within 20 s of healing ", kind, " ", window.targets));
       continue;
     }
     workloads_->VerifyAcknowledged(absl::StrCat("after ", kind, " ", window.targets));

@@ -28,8 +28,8 @@ struct NemesisOptions {
 
 class Nemesis {
  public:
-  Nemesis(NetnsCluster* cluster, Workloads* workloads, Recorder* recorder, const CampaignClock* clock,
-          NemesisOptions options);
+  Nemesis(NetnsCluster* cluster, Workloads* workloads, Recorder* recorder,
+          const CampaignClock* clock, NemesisOptions options);
 
   // Runs faults until `stop` is set, then heals everything.
   void Run(const std::atomic<bool>& stop);

@@ -34,7 +34,8 @@ absl::StatusOr<std::unique_ptr<NetnsCluster>> NetnsCluster::Create(const Cluster
   return cluster;
 }
 
-NetnsCluster::NetnsCluster(ClusterOptions options) : options_(std::move(options)), members_(options_.nodes) {
+NetnsCluster::NetnsCluster(ClusterOptions options)
+    : options_(std::move(options)), members_(options_.nodes) {
   std::random_device rd;
   const unsigned r = rd();
   tag_ = absl::StrCat("lf", r % 9000 + 1000);
@@ -53,8 +54,12 @@ std::string NetnsCluster::Namespace(int i) const { return absl::StrCat(tag_, "-"
 std::string NetnsCluster::Address(int i) const { return absl::StrCat(subnet_, ".", i + 1); }
 std::string NetnsCluster::ClientEndpoint(int i) const { return absl::StrCat(Address(i), ":2379"); }
 std::string NetnsCluster::BlobEndpoint(int i) const { return absl::StrCat(Address(i), ":10000"); }
-std::string NetnsCluster::data_dir(int i) const { return absl::StrCat(options_.work_dir, "/m", i + 1); }
-std::string NetnsCluster::log_path(int i) const { return absl::StrCat(options_.work_dir, "/m", i + 1, ".log"); }
+std::string NetnsCluster::data_dir(int i) const {
+  return absl::StrCat(options_.work_dir, "/m", i + 1);
+}
+std::string NetnsCluster::log_path(int i) const {
+  return absl::StrCat(options_.work_dir, "/m", i + 1, ".log");
+}
 
 absl::Status NetnsCluster::InNamespace(int i, const std::string& command) const {
   return Shell(absl::StrCat("ip netns exec ", Namespace(i), " ", command, " >/dev/null 2>&1"));
@@ -62,16 +67,18 @@ absl::Status NetnsCluster::InNamespace(int i, const std::string& command) const 
 
 absl::Status NetnsCluster::Setup() {
   const std::string bridge = tag_ + "b";
-  if (!Shell(absl::StrCat("ip link add ", bridge, " type bridge 2>/dev/null && ip link set ", bridge,
-                          " up && ip addr add ", subnet_, ".254/24 dev ", bridge))
+  if (!Shell(absl::StrCat("ip link add ", bridge, " type bridge 2>/dev/null && ip link set ",
+                          bridge, " up && ip addr add ", subnet_, ".254/24 dev ", bridge))
            .ok()) {
-    return absl::UnavailableError("network namespaces cannot be made here (needs root and iproute2)");
+    return absl::UnavailableError(
+        "network namespaces cannot be made here (needs root and iproute2)");
   }
   set_up_ = true;
   for (int i = 0; i < size(); ++i) {
     const std::string ns = Namespace(i), veth = absl::StrCat(tag_, "v", i + 1);
     for (const std::string& step :
-         {absl::StrCat("ip netns add ", ns), absl::StrCat("ip link add ", veth, " type veth peer name eth0 netns ", ns),
+         {absl::StrCat("ip netns add ", ns),
+          absl::StrCat("ip link add ", veth, " type veth peer name eth0 netns ", ns),
           absl::StrCat("ip link set ", veth, " master ", bridge, " up"),
           absl::StrCat("ip netns exec ", ns, " ip addr add ", Address(i), "/24 dev eth0"),
           absl::StrCat("ip netns exec ", ns, " ip link set eth0 up"),
@@ -101,22 +108,35 @@ absl::Status NetnsCluster::Start(int i) {
   if (shut_down_) return absl::CancelledError("the cluster is shut down");
   if (members_[i].pid > 0) return absl::OkStatus();
   std::vector<std::string> initial;
-  for (int j = 0; j < size(); ++j) initial.push_back(absl::StrCat("m", j + 1, "=http://", Address(j), ":2380"));
+  for (int j = 0; j < size(); ++j)
+    initial.push_back(absl::StrCat("m", j + 1, "=http://", Address(j), ":2380"));
   const std::string a = Address(i);
   std::vector<std::string> args = {
       options_.binary,
-      "--name", absl::StrCat("m", i + 1),
-      "--data-dir", data_dir(i),
-      "--listen-client-urls", absl::StrCat("http://", a, ":2379"),
-      "--advertise-client-urls", absl::StrCat("http://", a, ":2379"),
-      "--listen-peer-urls", absl::StrCat("http://", a, ":2380"),
-      "--initial-advertise-peer-urls", absl::StrCat("http://", a, ":2380"),
-      "--initial-cluster", absl::StrJoin(initial, ","),
-      "--initial-cluster-token", tag_,
-      "--listen-blob-urls", absl::StrCat("http://", a, ":10000"),
-      "--listen-metrics-urls", absl::StrCat("http://", a, ":2381"),
-      "--election-timeout", std::to_string(options_.election_ms),
-      "--heartbeat-interval", std::to_string(options_.heartbeat_ms),
+      "--name",
+      absl::StrCat("m", i + 1),
+      "--data-dir",
+      data_dir(i),
+      "--listen-client-urls",
+      absl::StrCat("http://", a, ":2379"),
+      "--advertise-client-urls",
+      absl::StrCat("http://", a, ":2379"),
+      "--listen-peer-urls",
+      absl::StrCat("http://", a, ":2380"),
+      "--initial-advertise-peer-urls",
+      absl::StrCat("http://", a, ":2380"),
+      "--initial-cluster",
+      absl::StrJoin(initial, ","),
+      "--initial-cluster-token",
+      tag_,
+      "--listen-blob-urls",
+      absl::StrCat("http://", a, ":10000"),
+      "--listen-metrics-urls",
+      absl::StrCat("http://", a, ":2381"),
+      "--election-timeout",
+      std::to_string(options_.election_ms),
+      "--heartbeat-interval",
+      std::to_string(options_.heartbeat_ms),
   };
   const std::string ns_path = "/var/run/netns/" + Namespace(i);
   const std::string log = log_path(i);
@@ -153,7 +173,8 @@ void NetnsCluster::Kill(int i) {
 }
 
 void NetnsCluster::Pause(int i) {
-  if (members_[i].pid > 0 && !members_[i].paused && kill(members_[i].pid, SIGSTOP) == 0) members_[i].paused = true;
+  if (members_[i].pid > 0 && !members_[i].paused && kill(members_[i].pid, SIGSTOP) == 0)
+    members_[i].paused = true;
 }
 
 void NetnsCluster::Resume(int i) {
@@ -164,7 +185,10 @@ void NetnsCluster::Resume(int i) {
 }
 
 absl::Status NetnsCluster::Cut(int a, int b) {
-  if (absl::Status s = InNamespace(a, absl::StrCat("iptables -A INPUT -s ", Address(b), " -j DROP")); !s.ok()) return s;
+  if (absl::Status s =
+          InNamespace(a, absl::StrCat("iptables -A INPUT -s ", Address(b), " -j DROP"));
+      !s.ok())
+    return s;
   return InNamespace(b, absl::StrCat("iptables -A INPUT -s ", Address(a), " -j DROP"));
 }
 
@@ -172,8 +196,9 @@ absl::Status NetnsCluster::Lossy(double probability) {
   for (int i = 0; i < size(); ++i) {
     for (int j = 0; j < size(); ++j) {
       if (i == j) continue;
-      absl::Status s = InNamespace(i, absl::StrCat("iptables -A INPUT -s ", Address(j),
-                                                   " -m statistic --mode random --probability ", probability, " -j DROP"));
+      absl::Status s = InNamespace(
+          i, absl::StrCat("iptables -A INPUT -s ", Address(j),
+                          " -m statistic --mode random --probability ", probability, " -j DROP"));
       if (!s.ok()) return s;
     }
   }

@@ -37,7 +37,8 @@ class NetnsCluster {
   void Shutdown();
 
   int size() const { return options_.nodes; }
-  std::string ClientEndpoint(int i) const;  // host:port of member i's gRPC (reachable from the host)
+  std::string ClientEndpoint(
+      int i) const;  // host:port of member i's gRPC (reachable from the host)
   std::string BlobEndpoint(int i) const;
 
   absl::Status Start(int i);

@@ -24,9 +24,9 @@ struct Verdicts {
   int64_t faults = 0;
   double check_seconds = 0;
   int64_t anomalies() const {
-    return (linearizability.linearizable ? 0 : 1) + static_cast<int64_t>(leases.anomalies.size() +
-                                                                         fence.anomalies.size() + blob.anomalies.size() +
-                                                                         other_anomalies.size());
+    return (linearizability.linearizable ? 0 : 1) +
+           static_cast<int64_t>(leases.anomalies.size() + fence.anomalies.size() +
+                                blob.anomalies.size() + other_anomalies.size());
   }
 };
 

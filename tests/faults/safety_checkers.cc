@@ -19,12 +19,14 @@ bool Present(const LeaseObservation& o, int64_t id) {
 }
 
 // When an abandoned lease must be gone by, given the faults that may have held its revocation up.
-int64_t LivenessDeadline(const LeaseLife& lease, int64_t last_renewal_sent, const std::vector<FaultWindow>& faults,
-                         int64_t election_ns, int64_t expiry_bound_ns) {
+int64_t LivenessDeadline(const LeaseLife& lease, int64_t last_renewal_sent,
+                         const std::vector<FaultWindow>& faults, int64_t election_ns,
+                         int64_t expiry_bound_ns) {
   const int64_t ttl_ns = lease.ttl_s * 1000000000;
   int64_t deadline = last_renewal_sent + ttl_ns + expiry_bound_ns;
   std::vector<FaultWindow> sorted = faults;
-  std::sort(sorted.begin(), sorted.end(), [](const FaultWindow& a, const FaultWindow& b) { return a.start_ns < b.start_ns; });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const FaultWindow& a, const FaultWindow& b) { return a.start_ns < b.start_ns; });
   for (const FaultWindow& f : sorted) {
     if (f.start_ns > deadline) break;
     if (f.end_ns < last_renewal_sent) continue;
@@ -35,8 +37,10 @@ int64_t LivenessDeadline(const LeaseLife& lease, int64_t last_renewal_sent, cons
 
 }  // namespace
 
-LeaseCheck CheckLeases(const std::vector<LeaseLife>& leases, const std::vector<LeaseObservation>& observations,
-                       const std::vector<FaultWindow>& faults, int64_t election_ns, int64_t expiry_bound_ns) {
+LeaseCheck CheckLeases(const std::vector<LeaseLife>& leases,
+                       const std::vector<LeaseObservation>& observations,
+                       const std::vector<FaultWindow>& faults, int64_t election_ns,
+                       int64_t expiry_bound_ns) {
   LeaseCheck check;
   check.leases = static_cast<int64_t>(leases.size());
   check.observations = static_cast<int64_t>(observations.size());
@@ -55,26 +59,31 @@ LeaseCheck CheckLeases(const std::vector<LeaseLife>& leases, const std::vector<L
       gone_known_at = lease.gone_seen_ns;
     }
     const int64_t liveness_deadline =
-        lease.abandoned_ns >= 0 ? LivenessDeadline(lease, last_sent, faults, election_ns, expiry_bound_ns) : -1;
+        lease.abandoned_ns >= 0
+            ? LivenessDeadline(lease, last_sent, faults, election_ns, expiry_bound_ns)
+            : -1;
     bool liveness_checked = false;
     for (const LeaseObservation& o : observations) {
       if (o.call_ns <= lease.put_acked_ns) continue;
       const bool present = Present(o, lease.id);
       const bool before_revoke = lease.revoke_sent_ns < 0 || o.return_ns < lease.revoke_sent_ns;
       if (!present && o.return_ns < promised_until && before_revoke) {
-        check.anomalies.push_back(absl::StrCat("lease ", lease.id, ": its key was gone by ", Ms(o.return_ns),
-                                               ", but an acknowledged renewal promised it until ", Ms(promised_until)));
+        check.anomalies.push_back(
+            absl::StrCat("lease ", lease.id, ": its key was gone by ", Ms(o.return_ns),
+                         ", but an acknowledged renewal promised it until ", Ms(promised_until)));
       }
       if (present && gone_known_at >= 0 && o.call_ns > gone_known_at) {
-        check.anomalies.push_back(absl::StrCat("lease ", lease.id, ": its key was still there in a read at ",
-                                               Ms(o.call_ns), ", after the lease was known gone at ", Ms(gone_known_at)));
+        check.anomalies.push_back(
+            absl::StrCat("lease ", lease.id, ": its key was still there in a read at ",
+                         Ms(o.call_ns), ", after the lease was known gone at ", Ms(gone_known_at)));
       }
       if (liveness_deadline >= 0 && o.call_ns > liveness_deadline) {
         liveness_checked = true;
         if (present) {
           check.anomalies.push_back(absl::StrCat("lease ", lease.id, " (TTL ", lease.ttl_s,
-                                                 " s), not renewed since ", Ms(last_sent), ", still had its key at ",
-                                                 Ms(o.call_ns), ", past its deadline ", Ms(liveness_deadline)));
+                                                 " s), not renewed since ", Ms(last_sent),
+                                                 ", still had its key at ", Ms(o.call_ns),
+                                                 ", past its deadline ", Ms(liveness_deadline)));
         }
       }
     }
@@ -83,7 +92,8 @@ LeaseCheck CheckLeases(const std::vector<LeaseLife>& leases, const std::vector<L
   return check;
 }
 
-FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes, const std::vector<AcceptedWrite>& log) {
+FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes,
+                               const std::vector<AcceptedWrite>& log) {
   FenceCheck check;
   check.accepted = static_cast<int64_t>(log.size());
   std::vector<AcceptedWrite> ordered = log;
@@ -94,28 +104,33 @@ FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes, const std
   for (size_t i = 0; i < ordered.size(); ++i) {
     const AcceptedWrite& w = ordered[i];
     if (!in_log.insert({w.client, w.seq}).second) {
-      check.anomalies.push_back(absl::StrCat("client ", w.client, "'s write ", w.seq, " applied twice (again at revision ",
-                                             w.revision, ")"));
+      check.anomalies.push_back(absl::StrCat("client ", w.client, "'s write ", w.seq,
+                                             " applied twice (again at revision ", w.revision,
+                                             ")"));
     }
     if (i > 0 && w.token < ordered[i - 1].token) {
-      check.anomalies.push_back(absl::StrCat("write of client ", w.client, " with token ", w.token, " accepted at revision ",
-                                             w.revision, " after token ", ordered[i - 1].token, " (revision ",
+      check.anomalies.push_back(absl::StrCat("write of client ", w.client, " with token ", w.token,
+                                             " accepted at revision ", w.revision, " after token ",
+                                             ordered[i - 1].token, " (revision ",
                                              ordered[i - 1].revision, ")"));
     }
     auto [it, fresh] = writer_of_token.emplace(w.token, w.client);
     if (!fresh && it->second != w.client) {
-      check.anomalies.push_back(absl::StrCat("token ", w.token, " wrote for two clients: ", it->second, " and ", w.client));
+      check.anomalies.push_back(absl::StrCat(
+          "token ", w.token, " wrote for two clients: ", it->second, " and ", w.client));
     }
   }
   check.holders = static_cast<int64_t>(writer_of_token.size());
   for (const FencedWrite& w : writes) {
     const bool logged = in_log.contains({w.client, w.seq});
     if (w.outcome == FencedWrite::Outcome::kAccepted && !logged) {
-      check.anomalies.push_back(absl::StrCat("client ", w.client, "'s write ", w.seq, " (token ", w.token,
-                                             ") was acknowledged as accepted but is not in the register's log"));
+      check.anomalies.push_back(
+          absl::StrCat("client ", w.client, "'s write ", w.seq, " (token ", w.token,
+                       ") was acknowledged as accepted but is not in the register's log"));
     }
     if (w.outcome == FencedWrite::Outcome::kRefused && logged) {
-      check.anomalies.push_back(absl::StrCat("client ", w.client, "'s write ", w.seq, " (token ", w.token,
+      check.anomalies.push_back(absl::StrCat("client ", w.client, "'s write ", w.seq, " (token ",
+                                             w.token,
                                              ") was refused but is in the register's log"));
     }
     if (w.after_pause && w.outcome == FencedWrite::Outcome::kRefused) ++check.stale_refused;
@@ -123,19 +138,24 @@ FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes, const std
   return check;
 }
 
-BlobCheck CheckBlobLeases(const std::vector<BlobHolding>& holdings, const std::vector<BlobWrite>& writes) {
+BlobCheck CheckBlobLeases(const std::vector<BlobHolding>& holdings,
+                          const std::vector<BlobWrite>& writes) {
   BlobCheck check;
   check.holdings = static_cast<int64_t>(holdings.size());
   std::vector<BlobHolding> by_start = holdings;
-  std::sort(by_start.begin(), by_start.end(),
-            [](const BlobHolding& a, const BlobHolding& b) { return a.acquired_ns < b.acquired_ns; });
+  std::sort(by_start.begin(), by_start.end(), [](const BlobHolding& a, const BlobHolding& b) {
+    return a.acquired_ns < b.acquired_ns;
+  });
   for (size_t i = 0; i < by_start.size(); ++i) {
-    for (size_t j = i + 1; j < by_start.size() && by_start[j].acquired_ns < by_start[i].believed_until_ns; ++j) {
+    for (size_t j = i + 1;
+         j < by_start.size() && by_start[j].acquired_ns < by_start[i].believed_until_ns; ++j) {
       if (by_start[j].client == by_start[i].client) continue;
-      check.anomalies.push_back(absl::StrFormat(
-          "blob lease held by client %d (%s) from %.3f s until %.3f s overlaps client %d's (%s) acquired at %.3f s",
-          by_start[i].client, by_start[i].lease_id, by_start[i].acquired_ns / 1e9, by_start[i].believed_until_ns / 1e9,
-          by_start[j].client, by_start[j].lease_id, by_start[j].acquired_ns / 1e9));
+      check.anomalies.push_back(
+          absl::StrFormat("blob lease held by client %d (%s) from %.3f s until %.3f s overlaps "
+                          "client %d's (%s) acquired at %.3f s",
+                          by_start[i].client, by_start[i].lease_id, by_start[i].acquired_ns / 1e9,
+                          by_start[i].believed_until_ns / 1e9, by_start[j].client,
+                          by_start[j].lease_id, by_start[j].acquired_ns / 1e9));
     }
   }
   for (const BlobWrite& w : writes) {
@@ -149,7 +169,8 @@ BlobCheck CheckBlobLeases(const std::vector<BlobHolding>& holdings, const std::v
     for (const BlobHolding& h : by_start) {
       if (h.lease_id != w.lease_id && h.acquired_ns > own_acquire && h.acquired_ns < w.call_ns) {
         check.anomalies.push_back(absl::StrFormat(
-            "client %d's write with lease %s at %.3f s was accepted after client %d acquired lease %s at %.3f s",
+            "client %d's write with lease %s at %.3f s was accepted after client %d acquired lease "
+            "%s at %.3f s",
             w.client, w.lease_id, w.call_ns / 1e9, h.client, h.lease_id, h.acquired_ns / 1e9));
         break;
       }
@@ -158,14 +179,15 @@ BlobCheck CheckBlobLeases(const std::vector<BlobHolding>& holdings, const std::v
   return check;
 }
 
-std::vector<std::string> MissingAcknowledged(const std::vector<std::pair<std::string, int64_t>>& acked,
-                                             const std::vector<std::string>& present, int64_t read_call_ns,
-                                             const std::string& where) {
+std::vector<std::string> MissingAcknowledged(
+    const std::vector<std::pair<std::string, int64_t>>& acked,
+    const std::vector<std::string>& present, int64_t read_call_ns, const std::string& where) {
   const std::set<std::string> have(present.begin(), present.end());
   std::vector<std::string> anomalies;
   for (const auto& [key, acked_ns] : acked) {
     if (acked_ns < read_call_ns && !have.contains(key)) {
-      anomalies.push_back(absl::StrCat("acknowledged write ", key, " (at ", Ms(acked_ns), ") missing from ", where));
+      anomalies.push_back(absl::StrCat("acknowledged write ", key, " (at ", Ms(acked_ns),
+                                       ") missing from ", where));
     }
   }
   return anomalies;

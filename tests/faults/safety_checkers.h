@@ -26,8 +26,10 @@ struct LeaseCheck {
 //   send + TTL + `expiry_bound_ns` of its last renewal still found the key. Fault windows delay
 //   the bound: a window open at any time up to the deadline moves it to the window's end +
 //   `election_ns` + TTL + `expiry_bound_ns` (a new leader restarts every lease's TTL).
-LeaseCheck CheckLeases(const std::vector<LeaseLife>& leases, const std::vector<LeaseObservation>& observations,
-                       const std::vector<FaultWindow>& faults, int64_t election_ns, int64_t expiry_bound_ns);
+LeaseCheck CheckLeases(const std::vector<LeaseLife>& leases,
+                       const std::vector<LeaseObservation>& observations,
+                       const std::vector<FaultWindow>& faults, int64_t election_ns,
+                       int64_t expiry_bound_ns);
 
 struct FenceCheck {
   std::vector<std::string> anomalies;
@@ -43,7 +45,8 @@ struct FenceCheck {
 // - Every write a client saw accepted is in the store's log (no acknowledged write lost), and no
 //   write a client saw refused is.
 // - No write (a client's sequence number) is in the log twice: a call is applied at most once.
-FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes, const std::vector<AcceptedWrite>& log);
+FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes,
+                               const std::vector<AcceptedWrite>& log);
 
 struct BlobCheck {
   std::vector<std::string> anomalies;
@@ -55,11 +58,12 @@ struct BlobCheck {
 // - No two clients' holdings overlap.
 // - No write with a lease id is accepted once another client's acquire was acknowledged after that
 //   lease's own acquire (a stale lease id is refused).
-BlobCheck CheckBlobLeases(const std::vector<BlobHolding>& holdings, const std::vector<BlobWrite>& writes);
+BlobCheck CheckBlobLeases(const std::vector<BlobHolding>& holdings,
+                          const std::vector<BlobWrite>& writes);
 
 // Keys a client saw acknowledged that are missing from `present` (a read invoked after them).
-std::vector<std::string> MissingAcknowledged(const std::vector<std::pair<std::string, int64_t>>& acked,
-                                             const std::vector<std::string>& present, int64_t read_call_ns,
-                                             const std::string& where);
+std::vector<std::string> MissingAcknowledged(
+    const std::vector<std::pair<std::string, int64_t>>& acked,
+    const std::vector<std::string>& present, int64_t read_call_ns, const std::string& where);
 
 }  // namespace leasehold::faults

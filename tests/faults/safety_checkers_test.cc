@@ -16,7 +16,9 @@ LeaseLife Lease(int64_t id) {
   return l;
 }
 
-LeaseObservation Seen(int64_t call, int64_t ret, std::vector<int64_t> present) { return {call, ret, std::move(present)}; }
+LeaseObservation Seen(int64_t call, int64_t ret, std::vector<int64_t> present) {
+  return {call, ret, std::move(present)};
+}
 
 TEST(LeaseChecker, KeyGoneBeforeAnAcknowledgedRenewalRanOutIsAnAnomaly) {
   LeaseLife l = Lease(7);
@@ -66,7 +68,9 @@ TEST(FenceChecker, AcknowledgedWriteMissingAndRefusedWritePresentAreAnomalies) {
   FencedWrite accepted{1, 5, 0, 0, 1, FencedWrite::Outcome::kAccepted, false};
   FencedWrite refused{2, 3, 1, 2, 3, FencedWrite::Outcome::kRefused, true};
   EXPECT_EQ(CheckFencedRegister({accepted, refused}, {}).anomalies.size(), 1u);
-  EXPECT_EQ(CheckFencedRegister({accepted, refused}, {{10, 5, 1, 0}, {11, 3, 2, 1}}).anomalies.size(), 2u);
+  EXPECT_EQ(
+      CheckFencedRegister({accepted, refused}, {{10, 5, 1, 0}, {11, 3, 2, 1}}).anomalies.size(),
+      2u);
   auto fine = CheckFencedRegister({accepted, refused}, {{10, 5, 1, 0}});
   EXPECT_TRUE(fine.anomalies.empty());
   EXPECT_EQ(fine.stale_refused, 1);

@@ -47,14 +47,16 @@ namespace {
 // the channel is between attempts: members come and go every few seconds.
 void Deadline(grpc::ClientContext* context, double seconds) {
   context->set_wait_for_ready(true);
-  context->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
 }
 
 void SleepMs(int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 // Sleeps up to `ms` in short steps, returning early once `stop` is set.
 void SleepUnlessStopped(int64_t ms, const std::atomic<bool>& stop) {
-  for (int64_t slept = 0; slept < ms && !stop.load(); slept += 50) SleepMs(std::min<int64_t>(50, ms - slept));
+  for (int64_t slept = 0; slept < ms && !stop.load(); slept += 50)
+    SleepMs(std::min<int64_t>(50, ms - slept));
 }
 
 int64_t ParseValue(const etcdserverpb::RangeResponse& r) {
@@ -72,19 +74,25 @@ std::string Token(int64_t token) { return absl::StrFormat("%020d", token); }
 
 }  // namespace
 
-Workloads::Workloads(std::vector<std::string> endpoints, WorkloadOptions options, const CampaignClock* clock,
-                     Recorder* recorder)
-    : members_(std::make_unique<Members>(endpoints)), options_(options), clock_(clock), recorder_(recorder) {}
+Workloads::Workloads(std::vector<std::string> endpoints, WorkloadOptions options,
+                     const CampaignClock* clock, Recorder* recorder)
+    : members_(std::make_unique<Members>(endpoints)),
+      options_(options),
+      clock_(clock),
+      recorder_(recorder) {}
 
 Workloads::~Workloads() { Stop(); }
 
 void Workloads::Start() {
   stop_ = false;
-  for (int i = 0; i < options_.register_workers; ++i) threads_.emplace_back([this, i] { RegisterWorker(i); });
+  for (int i = 0; i < options_.register_workers; ++i)
+    threads_.emplace_back([this, i] { RegisterWorker(i); });
   for (int i = 0; i < options_.set_workers; ++i) threads_.emplace_back([this, i] { SetWorker(i); });
-  for (int i = 0; i < options_.lease_workers; ++i) threads_.emplace_back([this, i] { LeaseWorker(i); });
+  for (int i = 0; i < options_.lease_workers; ++i)
+    threads_.emplace_back([this, i] { LeaseWorker(i); });
   if (options_.lease_workers > 0) threads_.emplace_back([this] { LeaseObserver(); });
-  for (int i = 0; i < options_.lock_workers; ++i) threads_.emplace_back([this, i] { LockWorker(i); });
+  for (int i = 0; i < options_.lock_workers; ++i)
+    threads_.emplace_back([this, i] { LockWorker(i); });
 }
 
 void Workloads::Stop() {
@@ -110,7 +118,9 @@ void Workloads::RegisterWorker(int worker) {
     op.key = absl::StrCat("r", k);
     op.process = process;
     const int choice = static_cast<int>(rng() % 10);
-    op.kind = choice < 5 ? RegisterOp::Kind::kRead : choice < 8 ? RegisterOp::Kind::kWrite : RegisterOp::Kind::kCas;
+    op.kind = choice < 5   ? RegisterOp::Kind::kRead
+              : choice < 8 ? RegisterOp::Kind::kWrite
+                           : RegisterOp::Kind::kCas;
     grpc::ClientContext context;
     Deadline(&context, 2.0);
     grpc::Status status;
@@ -155,18 +165,23 @@ void Workloads::RegisterWorker(int worker) {
     op.return_ns = clock_->Now();
     if (!status.ok()) {
       // A read that failed had no effect; a write that failed may still happen later.
-      op.outcome = op.kind == RegisterOp::Kind::kRead ? RegisterOp::Outcome::kFail : RegisterOp::Outcome::kUnknown;
+      op.outcome = op.kind == RegisterOp::Kind::kRead ? RegisterOp::Outcome::kFail
+                                                      : RegisterOp::Outcome::kUnknown;
       node = (node + 1) % members_->size();
-      if (op.outcome == RegisterOp::Outcome::kUnknown) process += 1000;  // this process may still be "in" op
+      if (op.outcome == RegisterOp::Outcome::kUnknown)
+        process += 1000;  // this process may still be "in" op
     }
     {
       std::lock_guard lock(recorder_->mu);
       op.id = static_cast<int64_t>(recorder_->registers.size());
       recorder_->registers.push_back(op);
     }
-    const char* kind = op.kind == RegisterOp::Kind::kRead ? "read" : op.kind == RegisterOp::Kind::kWrite ? "write" : "cas";
+    const char* kind = op.kind == RegisterOp::Kind::kRead    ? "read"
+                       : op.kind == RegisterOp::Kind::kWrite ? "write"
+                                                             : "cas";
     Sample(op.call_ns, op.return_ns - op.call_ns, kind, status.ok());
-    SleepUnlessStopped(std::max<int64_t>(0, period_ms - (op.return_ns - op.call_ns) / 1000000), stop_);
+    SleepUnlessStopped(std::max<int64_t>(0, period_ms - (op.return_ns - op.call_ns) / 1000000),
+                       stop_);
   }
 }
 
@@ -213,8 +228,9 @@ void Workloads::VerifyAcknowledged(const std::string& label) {
     for (const auto& kv : response.kvs()) present.push_back(kv.key());
     std::lock_guard lock(recorder_->mu);
     ++recorder_->set_checks;
-    for (std::string& a : MissingAcknowledged(recorder_->set_acked, present, call,
-                                              absl::StrCat("a read through m", node + 1, " ", label))) {
+    for (std::string& a :
+         MissingAcknowledged(recorder_->set_acked, present, call,
+                             absl::StrCat("a read through m", node + 1, " ", label))) {
       recorder_->anomalies.push_back(std::move(a));
     }
     return;
@@ -284,7 +300,8 @@ void Workloads::LeaseWorker(int worker) {
       if (members_->lease[node]->LeaseRevoke(&context, request, &response).ok()) {
         life.revoke_acked_ns = clock_->Now();
       } else {
-        life.abandoned_ns = clock_->Now();  // the revoke may not have happened: now only expiry will end it
+        life.abandoned_ns =
+            clock_->Now();  // the revoke may not have happened: now only expiry will end it
       }
     } else if (life.gone_seen_ns < 0) {
       life.abandoned_ns = clock_->Now();
@@ -344,13 +361,14 @@ void Workloads::LockWorker(int worker) {
     }
     std::string key;
     {
-      // A waiter keeps its lease alive while it waits, as etcd's concurrency session does; otherwise
-      // its place in the queue would lapse with the lease.
+      // A waiter keeps its lease alive while it waits, as etcd's concurrency session does;
+      // otherwise its place in the queue would lapse with the lease.
       std::atomic<bool> waiting{true};
       std::thread renewer([&, lease_stub = members_->lease[node].get()] {
         for (int64_t slept = 0; waiting; slept += 50) {
           SleepMs(50);
-          if (slept % (options_.lease_ttl_s * 1000 / 3) < 50) (void)KeepAliveOnce(lease_stub, lease);
+          if (slept % (options_.lease_ttl_s * 1000 / 3) < 50)
+            (void)KeepAliveOnce(lease_stub, lease);
         }
       });
       grpc::ClientContext context;
@@ -370,7 +388,8 @@ void Workloads::LockWorker(int worker) {
       }
       key = response.key();
     }
-    // The fencing token: the lock key's create revision (etcd's lock hands out the lock in that order).
+    // The fencing token: the lock key's create revision (etcd's lock hands out the lock in that
+    // order).
     int64_t token = 0;
     {
       grpc::ClientContext context;
@@ -378,7 +397,8 @@ void Workloads::LockWorker(int worker) {
       etcdserverpb::RangeRequest request;
       request.set_key(key);
       etcdserverpb::RangeResponse response;
-      if (!members_->kv[node]->Range(&context, request, &response).ok() || response.kvs_size() == 0) {
+      if (!members_->kv[node]->Range(&context, request, &response).ok() ||
+          response.kvs_size() == 0) {
         rotate();
         continue;
       }
@@ -420,7 +440,8 @@ void Workloads::LockWorker(int worker) {
         w.outcome = FencedWrite::Outcome::kUnknown;
         rotate();
       } else {
-        w.outcome = response.succeeded() ? FencedWrite::Outcome::kRefused : FencedWrite::Outcome::kAccepted;
+        w.outcome =
+            response.succeeded() ? FencedWrite::Outcome::kRefused : FencedWrite::Outcome::kAccepted;
       }
       Sample(w.call_ns, w.return_ns - w.call_ns, "fenced", status.ok());
       std::lock_guard lock(recorder_->mu);
@@ -462,7 +483,8 @@ std::vector<AcceptedWrite> Workloads::ReadFencedLog() {
       AcceptedWrite w;
       w.revision = kv.mod_revision();
       // fenced-register/log/<token>-<client>-<seq>
-      if (std::sscanf(kv.key().c_str() + 20, "%ld-%d-%ld", &w.token, &w.client, &w.seq) == 3) log.push_back(w);
+      if (std::sscanf(kv.key().c_str() + 20, "%ld-%d-%ld", &w.token, &w.client, &w.seq) == 3)
+        log.push_back(w);
     }
     return log;
   }

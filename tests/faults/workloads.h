@@ -27,7 +27,9 @@ namespace leasehold::faults {
 class CampaignClock {
  public:
   int64_t Now() const {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                start_)
+        .count();
   }
 
  private:
@@ -65,7 +67,8 @@ class Members;  // per-member gRPC stubs (workloads.cc)
 
 class Workloads {
  public:
-  Workloads(std::vector<std::string> endpoints, WorkloadOptions options, const CampaignClock* clock, Recorder* recorder);
+  Workloads(std::vector<std::string> endpoints, WorkloadOptions options, const CampaignClock* clock,
+            Recorder* recorder);
   ~Workloads();
 
   void Start();

@@ -1,8 +1,8 @@
 // libFuzzer target: the blob adapter's request handling before it reaches the log. The input is
 // raw bytes on the wire; whatever Beast's parser accepts as an HTTP request goes through the
 // adapter's parsing (target, common, lease, tag, Put Blob and fencing headers, the tag document)
-// and SharedKey's canonicalisation and verification, in every signing form. None may crash, hang or read out of
-// bounds; a refusal is a valid outcome.
+// and SharedKey's canonicalisation and verification, in every signing form. None may crash, hang or
+// read out of bounds; a refusal is a valid outcome.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -20,9 +20,10 @@ namespace http = boost::beast::http;
 using leasehold::server::HttpRequest;
 
 const leasehold::server::SharedKeyVerifier& Verifier() {
-  static const auto* verifier = new leasehold::server::SharedKeyVerifier(
-      *leasehold::server::SharedKeyVerifier::Create(
-          {{std::string(leasehold::server::kDevAccountName), std::string(leasehold::server::kDevAccountKey)}}));
+  static const auto* verifier =
+      new leasehold::server::SharedKeyVerifier(*leasehold::server::SharedKeyVerifier::Create(
+          {{std::string(leasehold::server::kDevAccountName),
+            std::string(leasehold::server::kDevAccountKey)}}));
   return *verifier;
 }
 
@@ -49,11 +50,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       form.culture_order = culture_order;
       form.skip_empty_params = culture_order;
       form.collapse_whitespace = !language_first;
-      (void)leasehold::server::SharedKeyVerifier::StringToSign(request, target->account, target->raw_path,
-                                                               target->query, form);
+      (void)leasehold::server::SharedKeyVerifier::StringToSign(
+          request, target->account, target->raw_path, target->query, form);
     }
   }
-  (void)Verifier().Verify(request, target->account, target->raw_path, target->query, 1'700'000'000'000);
+  (void)Verifier().Verify(request, target->account, target->raw_path, target->query,
+                          1'700'000'000'000);
 
   leasehold::internalpb::BlobRequest blob;
   (void)leasehold::server::ParseCommonHeaders(request, true, &blob);

@@ -32,17 +32,18 @@ struct Input {
 };
 
 [[noreturn]] void Violation(const char* what, uint64_t a, uint64_t b) {
-  std::fprintf(stderr, "raft safety violated: %s (%llu, %llu)\n", what, static_cast<unsigned long long>(a),
-               static_cast<unsigned long long>(b));
+  std::fprintf(stderr, "raft safety violated: %s (%llu, %llu)\n", what,
+               static_cast<unsigned long long>(a), static_cast<unsigned long long>(b));
   std::abort();
 }
 
 class ScheduleRun {
  public:
-  ScheduleRun() : cluster_({1, 2, 3}, [](leasehold::raft::Config& c) {
-    c.check_quorum = true;
-    c.pre_vote = true;
-  }) {}
+  ScheduleRun()
+      : cluster_({1, 2, 3}, [](leasehold::raft::Config& c) {
+          c.check_quorum = true;
+          c.pre_vote = true;
+        }) {}
 
   void Run(Input& in) {
     int proposals = 0;
@@ -104,8 +105,8 @@ class ScheduleRun {
 
   leasehold::raft::testing::Cluster cluster_;
   std::vector<pb::Message> pending_;
-  std::map<uint64_t, uint64_t> leaders_;                                  // term -> leader
-  std::map<uint64_t, std::pair<uint64_t, std::string>> committed_;       // index -> (term, data)
+  std::map<uint64_t, uint64_t> leaders_;                            // term -> leader
+  std::map<uint64_t, std::pair<uint64_t, std::string>> committed_;  // index -> (term, data)
 };
 
 void HostileRun(Input& in) {

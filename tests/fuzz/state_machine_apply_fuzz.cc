@@ -12,8 +12,8 @@
 #include <string>
 
 #include "leasehold/internal.pb.h"
-#include "storage/backend/engine.h"
 #include "storage/apply/state_machine.h"
+#include "storage/backend/engine.h"
 
 namespace {
 

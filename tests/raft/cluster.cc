@@ -1,8 +1,8 @@
 // Cluster harness implementation.
 #include "tests/raft/cluster.h"
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 namespace leasehold::raft::testing {
 
@@ -101,8 +101,8 @@ void Cluster::Deliver() {
     std::vector<pb::Message> batch = Drain();
     if (batch.empty()) return;
     for (const pb::Message& m : batch) {
-      const bool dropped = cut_.contains({m.from(), m.to()}) || !nodes_.contains(m.to()) ||
-                           (filter_ && filter_(m));
+      const bool dropped =
+          cut_.contains({m.from(), m.to()}) || !nodes_.contains(m.to()) || (filter_ && filter_(m));
       if (m.type() == pb::MSG_SNAPSHOT && nodes_.contains(m.from())) {
         nodes_.at(m.from()).node->ReportSnapshot(m.to(), !dropped);
       }

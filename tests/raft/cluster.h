@@ -20,10 +20,10 @@ namespace leasehold::raft::testing {
 struct ClusterNode {
   std::unique_ptr<MemoryStorage> storage;
   std::unique_ptr<Node> node;
-  std::vector<pb::Entry> applied;       // committed entries, in apply order
-  std::vector<ReadState> read_states;   // reads that became safe
+  std::vector<pb::Entry> applied;      // committed entries, in apply order
+  std::vector<ReadState> read_states;  // reads that became safe
   pb::ConfState conf_state;
-  std::vector<uint64_t> boot_peers;   // initial voters the node was created with
+  std::vector<uint64_t> boot_peers;  // initial voters the node was created with
 };
 
 class Cluster {
@@ -52,7 +52,7 @@ class Cluster {
   void Tick(uint64_t id, int ticks = 1);
   void TickAll(int ticks = 1);
 
-  void Cut(uint64_t a, uint64_t b);      // both directions
+  void Cut(uint64_t a, uint64_t b);  // both directions
   void CutOneWay(uint64_t from, uint64_t to);
   void Isolate(uint64_t id);
   void Heal();

@@ -1,8 +1,9 @@
 // Node tests: the Ready/Advance contract and configuration validation.
+#include "raft/node.h"
+
 #include <gtest/gtest.h>
 
 #include "raft/memory_storage.h"
-#include "raft/node.h"
 
 namespace leasehold::raft {
 namespace {
@@ -205,7 +206,8 @@ TEST(NodeTest, ASoleVotersAppendsToALearnerWaitForItsWrite) {
   ASSERT_EQ(rd.entries.size(), 1u);
   ASSERT_EQ(rd.committed_entries.size(), 1u);  // committed on append
   bool appends_to_learner = false;
-  for (const pb::Message& m : rd.messages) appends_to_learner |= m.to() == 2 && m.type() == pb::MSG_APPEND;
+  for (const pb::Message& m : rd.messages)
+    appends_to_learner |= m.to() == 2 && m.type() == pb::MSG_APPEND;
   EXPECT_TRUE(appends_to_learner);
   EXPECT_FALSE(rd.may_send_before_persisting);
   node->Advance(rd);

@@ -1,12 +1,12 @@
 // raft_bench: committed entries per CPU-second for a 3-node in-memory cluster, 100-byte proposals.
-#include <benchmark/benchmark.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "raft/memory_storage.h"
 #include "raft/node.h"

@@ -1,10 +1,11 @@
 // Unit tests for MemoryStorage, RaftLog, Progress/Inflights and quorum arithmetic.
+#include "raft/raft_log.h"
+
 #include <gtest/gtest.h>
 
 #include "raft/memory_storage.h"
 #include "raft/progress.h"
 #include "raft/quorum.h"
-#include "raft/raft_log.h"
 
 namespace leasehold::raft {
 namespace {

@@ -53,7 +53,10 @@ TEST(ElectionTest, RandomizedTimeoutsAreSeededAndInRange) {
 TEST(ElectionTest, TieThenResolves) {
   Cluster c({1, 2, 3, 4});
   // Both campaign before any vote is delivered: 1 gets {1,2}, 3 gets {3,4} -> split.
-  c.Cut(1, 3); c.Cut(1, 4); c.Cut(3, 1); c.Cut(3, 2);
+  c.Cut(1, 3);
+  c.Cut(1, 4);
+  c.Cut(3, 1);
+  c.Cut(3, 2);
   ASSERT_TRUE(c.node(1).Campaign().ok());
   ASSERT_TRUE(c.node(3).Campaign().ok());
   c.Deliver();

@@ -3,9 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,8 +26,9 @@ uint64_t g_current_seed = 0;
 
 void OnAbort(int) {
   char buf[96];
-  const int n = std::snprintf(buf, sizeof(buf), "\nraft simulation aborted; replay with RAFT_SIM_SEED=%llu\n",
-                              static_cast<unsigned long long>(g_current_seed));
+  const int n =
+      std::snprintf(buf, sizeof(buf), "\nraft simulation aborted; replay with RAFT_SIM_SEED=%llu\n",
+                    static_cast<unsigned long long>(g_current_seed));
   if (n > 0) {
     ssize_t ignored = write(2, buf, static_cast<size_t>(n));
     (void)ignored;
@@ -43,7 +44,7 @@ struct InFlight {
 
 struct SimNode {
   uint64_t id = 0;
-  MemoryStorage storage;  // survives crashes: the "disk"
+  MemoryStorage storage;       // survives crashes: the "disk"
   std::unique_ptr<Node> node;  // null while crashed
   uint64_t applied = 0;        // the application's applied index (its whole state)
   std::map<std::string, uint64_t> pending_reads;  // context -> min index required
@@ -157,7 +158,10 @@ class Simulation {
       if (Up(id) && UpCount() > 1) Crash(id);
     } else if (r < 70) {
       for (uint64_t id : peers_) {
-        if (!Up(id)) { Start(id); break; }
+        if (!Up(id)) {
+          Start(id);
+          break;
+        }
       }
     } else if (r < 90) {
       Compact(peers_[Uniform(peers_.size())]);
@@ -315,7 +319,10 @@ class Simulation {
     std::vector<pb::Message> due;
     std::vector<InFlight> later;
     for (InFlight& f : network_) {
-      if (f.deliver_at <= step_) due.push_back(std::move(f.msg)); else later.push_back(std::move(f));
+      if (f.deliver_at <= step_)
+        due.push_back(std::move(f.msg));
+      else
+        later.push_back(std::move(f));
     }
     network_ = std::move(later);
     if (faulty) {
@@ -402,8 +409,8 @@ class Simulation {
     auto [it, inserted] = applied_.try_emplace(e.index(), e);
     if (!inserted && (it->second.term() != e.term() || it->second.data() != e.data())) {
       Fail(absl::StrCat("node ", id, " applied (", e.index(), ",", e.term(), ",", e.data(),
-                        ") but another node applied (", it->second.term(), ",",
-                        it->second.data(), ")"));
+                        ") but another node applied (", it->second.term(), ",", it->second.data(),
+                        ")"));
     }
     committed_terms_[e.index()] = e.term();
     if (e.type() == pb::ENTRY_CONF_CHANGE) {
@@ -437,8 +444,8 @@ class Simulation {
         if (f.prev_term == UINT64_MAX) {
           f.prev_term = prev_term;
         } else if (f.prev_term != prev_term) {
-          Fail(absl::StrCat("log matching: entry (", e.index(), ",", e.term(),
-                            ") follows terms ", f.prev_term, " and ", prev_term));
+          Fail(absl::StrCat("log matching: entry (", e.index(), ",", e.term(), ") follows terms ",
+                            f.prev_term, " and ", prev_term));
         }
       }
     }
@@ -456,8 +463,8 @@ class Simulation {
       if (term >= r.term() || index < first) continue;
       absl::StatusOr<uint64_t> t = r.log().Term(index);
       if (!t.ok() || *t != term) {
-        Fail(absl::StrCat("leader ", id, " of term ", r.term(), " lacks committed entry (",
-                          index, ",", term, ")"));
+        Fail(absl::StrCat("leader ", id, " of term ", r.term(), " lacks committed entry (", index,
+                          ",", term, ")"));
       }
     }
   }
@@ -541,7 +548,8 @@ class Simulation {
     for (const auto& [index, e] : applied_) max_applied = std::max(max_applied, index);
     auto it = applied_.rbegin();
     bool final_applied = false;
-    for (; it != applied_.rend() && !final_applied; ++it) final_applied = it->second.data() == final_value;
+    for (; it != applied_.rend() && !final_applied; ++it)
+      final_applied = it->second.data() == final_value;
     if (!final_applied) return false;
     for (uint64_t id : Members()) {
       if (!Up(id) || nodes_.at(id).applied < max_applied) return false;
@@ -575,9 +583,9 @@ class Simulation {
   int dup_pct_ = 0;
   int max_delay_ = 0;
   uint64_t max_size_per_msg_ = 512;
-  std::vector<uint64_t> peers_;        // running or restartable nodes
-  std::vector<uint64_t> boot_peers_;   // the initial voters
-  std::vector<uint64_t> removed_;      // removed by an applied conf change; shut down after the step
+  std::vector<uint64_t> peers_;       // running or restartable nodes
+  std::vector<uint64_t> boot_peers_;  // the initial voters
+  std::vector<uint64_t> removed_;     // removed by an applied conf change; shut down after the step
   uint64_t next_node_id_ = 0;
   std::map<uint64_t, SimNode> nodes_;
   std::vector<InFlight> network_;

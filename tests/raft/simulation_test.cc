@@ -1,10 +1,10 @@
 // Runs the deterministic Raft simulation over many seeds (RAFT_SIM_SEED replays a single one).
+#include "tests/raft/simulation.h"
+
 #include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
-
-#include "tests/raft/simulation.h"
 
 namespace leasehold::raft::sim {
 namespace {
@@ -22,7 +22,8 @@ void RunSeeds(uint64_t start, uint64_t count) {
     ASSERT_TRUE(r.ok) << r.failure << "\nreplay with RAFT_SIM_SEED=" << seed;
     sent_before_persisting += r.sent_before_persisting;
   }
-  EXPECT_GT(sent_before_persisting, 0u) << "no leader ever sent before persisting: that path went untested";
+  EXPECT_GT(sent_before_persisting, 0u)
+      << "no leader ever sent before persisting: that path went untested";
 }
 
 TEST(RaftSimulationTest, ReplaySeedFromEnvironment) {

@@ -22,10 +22,14 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--seeds") seeds = std::strtoull(next(), nullptr, 10);
-    else if (a == "--start") start = std::strtoull(next(), nullptr, 10);
-    else if (a == "--steps") steps = std::atoi(next());
-    else if (a == "--verbose") verbose = true;
+    if (a == "--seeds")
+      seeds = std::strtoull(next(), nullptr, 10);
+    else if (a == "--start")
+      start = std::strtoull(next(), nullptr, 10);
+    else if (a == "--steps")
+      steps = std::atoi(next());
+    else if (a == "--verbose")
+      verbose = true;
     else {
       std::fprintf(stderr, "usage: raft_soak [--seeds N] [--start S] [--steps K] [--verbose]\n");
       return 2;
@@ -52,13 +56,13 @@ int main(int argc, char** argv) {
     }
     if (!r.ok) ++failures;
   }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%llu seeds from %llu: %llu failed; %llu elections, %llu reads checked, %llu crashes, "
-              "%llu snapshots installed; %.1fs\n",
-              static_cast<unsigned long long>(seeds), static_cast<unsigned long long>(start),
-              static_cast<unsigned long long>(failures), static_cast<unsigned long long>(elections),
-              static_cast<unsigned long long>(reads), static_cast<unsigned long long>(crashes),
-              static_cast<unsigned long long>(snaps), secs);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf(
+      "%llu seeds from %llu: %llu failed; %llu elections, %llu reads checked, %llu crashes, "
+      "%llu snapshots installed; %.1fs\n",
+      static_cast<unsigned long long>(seeds), static_cast<unsigned long long>(start),
+      static_cast<unsigned long long>(failures), static_cast<unsigned long long>(elections),
+      static_cast<unsigned long long>(reads), static_cast<unsigned long long>(crashes),
+      static_cast<unsigned long long>(snaps), secs);
   return failures == 0 ? 0 : 1;
 }

@@ -19,7 +19,8 @@ TEST(ParseAutoCompactionTest, EtcdsReadingOfTheFlags) {
   auto off = ParseAutoCompaction("periodic", "0");
   ASSERT_TRUE(off.ok());
   EXPECT_FALSE(off->enabled());
-  EXPECT_EQ(ParseAutoCompaction("hourly", "1").status().message(), "unknown auto-compaction-mode \"hourly\"");
+  EXPECT_EQ(ParseAutoCompaction("hourly", "1").status().message(),
+            "unknown auto-compaction-mode \"hourly\"");
   EXPECT_FALSE(ParseAutoCompaction("periodic", "soon").ok());
   EXPECT_FALSE(ParseAutoCompaction("periodic", "-5m").ok());
   EXPECT_FALSE(ParseAutoCompaction("revision", "5m").ok());
@@ -37,7 +38,8 @@ TEST(PeriodicScheduleTest, FirstAfterOnePeriodToTheRevisionThenEveryPeriod) {
   ASSERT_TRUE(target);
   EXPECT_EQ(*target, 100);  // sampled ten minutes before
   schedule.Compacted(start + absl::Minutes(10));
-  for (int m = 11; m < 20; ++m) EXPECT_FALSE(schedule.Sample(start + absl::Minutes(m), 100 + m)) << m;
+  for (int m = 11; m < 20; ++m)
+    EXPECT_FALSE(schedule.Sample(start + absl::Minutes(m), 100 + m)) << m;
   target = schedule.Sample(start + absl::Minutes(20), 120);
   ASSERT_TRUE(target);
   EXPECT_EQ(*target, 110);
@@ -63,8 +65,9 @@ TEST(PeriodicScheduleTest, LongPeriodsCompactHourlyKeepingThePeriod) {
   EXPECT_EQ(*target, 1);
   schedule.Compacted(now - schedule.step());
   int steps = 0;
-  for (target.reset(); !target; now += schedule.step(), ++steps) target = schedule.Sample(now, revision++);
-  EXPECT_EQ(steps, 10);  // an hour later
+  for (target.reset(); !target; now += schedule.step(), ++steps)
+    target = schedule.Sample(now, revision++);
+  EXPECT_EQ(steps, 10);                    // an hour later
   EXPECT_EQ(revision - 1 - *target, 720);  // what was current 72 hours before
 }
 

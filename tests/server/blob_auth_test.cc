@@ -1,8 +1,9 @@
 // SharedKey verification, lease-id GUID forms and request target parsing of the blob adapter.
+#include "server/blob/blob_auth.h"
+
 #include <gtest/gtest.h>
 
 #include "absl/strings/escaping.h"
-#include "server/blob/blob_auth.h"
 #include "server/blob/blob_format.h"
 #include "server/blob/blob_request_parser.h"
 #include "server/blob/guid.h"
@@ -12,13 +13,16 @@ namespace {
 
 TEST(GuidTest, EveryDotNetFormNamesTheSameLease) {
   const std::string canonical = "1f812371-a41d-49e6-b123-f4b542e851c5";
-  for (const char* form : {"1f812371-a41d-49e6-b123-f4b542e851c5", "1F812371-A41D-49E6-B123-F4B542E851C5",
-                           "1f812371a41d49e6b123f4b542e851c5", "{1f812371-a41d-49e6-b123-f4b542e851c5}",
-                           "(1F812371-a41d-49e6-b123-f4b542e851c5)"}) {
+  for (const char* form :
+       {"1f812371-a41d-49e6-b123-f4b542e851c5", "1F812371-A41D-49E6-B123-F4B542E851C5",
+        "1f812371a41d49e6b123f4b542e851c5", "{1f812371-a41d-49e6-b123-f4b542e851c5}",
+        "(1F812371-a41d-49e6-b123-f4b542e851c5)"}) {
     EXPECT_EQ(CanonicalGuid(form), canonical) << form;
   }
-  for (const char* bad : {"", "notaguid", "1f812371-a41d-49e6-b123-f4b542e851c", "1f812371a41d-49e6-b123-f4b542e851c5x",
-                          "{1f812371-a41d-49e6-b123-f4b542e851c5)", "1f812371-a41d-49e6-b123-f4b542e851cg"}) {
+  for (const char* bad :
+       {"", "notaguid", "1f812371-a41d-49e6-b123-f4b542e851c",
+        "1f812371a41d-49e6-b123-f4b542e851c5x", "{1f812371-a41d-49e6-b123-f4b542e851c5)",
+        "1f812371-a41d-49e6-b123-f4b542e851cg"}) {
     EXPECT_FALSE(CanonicalGuid(bad).has_value()) << bad;
   }
   const std::string fresh = NewGuid();
@@ -27,7 +31,8 @@ TEST(GuidTest, EveryDotNetFormNamesTheSameLease) {
 }
 
 TEST(BlobTargetTest, SplitsAccountContainerAndBlobAndDecodes) {
-  auto t = ParseBlobTarget("/devstoreaccount1/c1/dir/b%20b.txt?comp=lease&restype=container&x=a%2Cb");
+  auto t =
+      ParseBlobTarget("/devstoreaccount1/c1/dir/b%20b.txt?comp=lease&restype=container&x=a%2Cb");
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->account, "devstoreaccount1");
   EXPECT_EQ(t->container, "c1");
@@ -42,7 +47,8 @@ TEST(BlobTargetTest, SplitsAccountContainerAndBlobAndDecodes) {
 class SharedKeyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto verifier = SharedKeyVerifier::Create({{std::string(kDevAccountName), std::string(kDevAccountKey)}});
+    auto verifier =
+        SharedKeyVerifier::Create({{std::string(kDevAccountName), std::string(kDevAccountKey)}});
     ASSERT_TRUE(verifier.ok());
     verifier_ = std::make_unique<SharedKeyVerifier>(std::move(*verifier));
   }
@@ -56,8 +62,8 @@ class SharedKeyTest : public ::testing::Test {
     auto target = ParseBlobTarget("/devstoreaccount1/c1/b?comp=lease");
     std::string decoded;
     absl::Base64Unescape(key, &decoded);
-    const std::string to_sign =
-        SharedKeyVerifier::StringToSign(request, "devstoreaccount1", target->raw_path, target->query, SigningForm{});
+    const std::string to_sign = SharedKeyVerifier::StringToSign(
+        request, "devstoreaccount1", target->raw_path, target->query, SigningForm{});
     request.set("Authorization", "SharedKey devstoreaccount1:" + SignHmacSha256(decoded, to_sign));
     return request;
   }
@@ -73,12 +79,13 @@ class SharedKeyTest : public ::testing::Test {
 
 TEST_F(SharedKeyTest, StringToSignFollowsAzuresLayout) {
   HttpRequest request = Signed(now_);
-  const std::string s = SharedKeyVerifier::StringToSign(request, "devstoreaccount1", "/devstoreaccount1/c1/b",
-                                                        {{"comp", "lease"}}, SigningForm{});
+  const std::string s = SharedKeyVerifier::StringToSign(
+      request, "devstoreaccount1", "/devstoreaccount1/c1/b", {{"comp", "lease"}}, SigningForm{});
   // Verb, eleven standard headers (all empty; Content-Length 0 counts as empty), x-ms-* headers
   // sorted, then the resource with the account twice (path-style) and the query.
   EXPECT_EQ(s, "PUT\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:" + blobfmt::HttpDate(now_) +
-                   "\nx-ms-lease-action:acquire\nx-ms-version:2026-04-06\n/devstoreaccount1/devstoreaccount1/c1/b\ncomp:lease");
+                   "\nx-ms-lease-action:acquire\nx-ms-version:2026-04-06\n/devstoreaccount1/"
+                   "devstoreaccount1/c1/b\ncomp:lease");
 }
 
 TEST_F(SharedKeyTest, AcceptsAGoodSignatureAndRefusesEverythingElse) {
@@ -111,7 +118,8 @@ TEST_F(SharedKeyTest, CultureOrderPutsUnderscoreBeforeDigitsAndIgnoresHyphens) {
   request.set("x-ms-version", "2026-04-06");
   SigningForm culture;
   culture.culture_order = true;
-  const std::string bytes = SharedKeyVerifier::StringToSign(request, "a", "/a/c1", {}, SigningForm{});
+  const std::string bytes =
+      SharedKeyVerifier::StringToSign(request, "a", "/a/c1", {}, SigningForm{});
   const std::string dotnet = SharedKeyVerifier::StringToSign(request, "a", "/a/c1", {}, culture);
   EXPECT_LT(bytes.find("x-ms-meta-a1"), bytes.find("x-ms-meta-a_b"));
   EXPECT_LT(dotnet.find("x-ms-meta-a_b"), dotnet.find("x-ms-meta-a1"));

@@ -1,5 +1,5 @@
-// The Set/Get Blob Tags document (server/blob/blob_tag_document.h): its exact shape, Azure's codes, and
-// bodies built to exhaust the parser's stack.
+// The Set/Get Blob Tags document (server/blob/blob_tag_document.h): its exact shape, Azure's codes,
+// and bodies built to exhaust the parser's stack.
 #include "server/blob/blob_tag_document.h"
 
 #include <gmock/gmock.h>
@@ -19,27 +19,31 @@ std::string Code(const std::string& xml) {
 
 TEST(TagDocumentTest, ReadsTagsInEitherFieldOrderAroundComments) {
   internalpb::BlobRequest request;
-  ASSERT_FALSE(ParseTagDocument("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><Tags><TagSet>"
-                                "<Tag><Key>a</Key><Value>1</Value></Tag><!-- c -->"
-                                "<Tag><Value></Value><Key>b<!-- c -->c</Key></Tag></TagSet></Tags>",
-                                &request));
+  ASSERT_FALSE(
+      ParseTagDocument("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><Tags><TagSet>"
+                       "<Tag><Key>a</Key><Value>1</Value></Tag><!-- c -->"
+                       "<Tag><Value></Value><Key>b<!-- c -->c</Key></Tag></TagSet></Tags>",
+                       &request));
   EXPECT_THAT(request.tags(), UnorderedElementsAre(Pair("a", "1"), Pair("bc", "")));
 }
 
 TEST(TagDocumentTest, AnythingButExactlyThatShapeIsInvalidXml) {
   EXPECT_EQ(Code("<Tags><TagSet/></Tags>"), "");
-  for (const char* bad : {"", "tags", "<Tags>", "<Tags/>", "<Tags><TagSet/><TagSet/></Tags>", "<Labels><TagSet/></Labels>",
-                          "<Tags><TagSet/></Tags><Tags/>", "<Tags><TagSet><Tag><Key>k</Key></Tag></TagSet></Tags>",
-                          "<Tags><TagSet><Tag><Key>k</Key><Value>v</Value><Value>w</Value></Tag></TagSet></Tags>",
-                          "<Tags><TagSet><Tag><Key><b/>k</Key><Value>v</Value></Tag></TagSet></Tags>",
-                          "<Tags><TagSet><Item/></TagSet></Tags>"}) {
+  for (const char* bad :
+       {"", "tags", "<Tags>", "<Tags/>", "<Tags><TagSet/><TagSet/></Tags>",
+        "<Labels><TagSet/></Labels>", "<Tags><TagSet/></Tags><Tags/>",
+        "<Tags><TagSet><Tag><Key>k</Key></Tag></TagSet></Tags>",
+        "<Tags><TagSet><Tag><Key>k</Key><Value>v</Value><Value>w</Value></Tag></TagSet></Tags>",
+        "<Tags><TagSet><Tag><Key><b/>k</Key><Value>v</Value></Tag></TagSet></Tags>",
+        "<Tags><TagSet><Item/></TagSet></Tags>"}) {
     EXPECT_EQ(Code(bad), "InvalidXmlDocument") << bad;
   }
 }
 
 TEST(TagDocumentTest, TagRulesKeepTheirOwnCodes) {
   EXPECT_EQ(Code("<Tags><TagSet><Tag><Key>a#</Key><Value/></Tag></TagSet></Tags>"), "InvalidTag");
-  EXPECT_EQ(Code("<Tags><TagSet><Tag><Key>k</Key><Value/></Tag><Tag><Key>k</Key><Value/></Tag></TagSet></Tags>"),
+  EXPECT_EQ(Code("<Tags><TagSet><Tag><Key>k</Key><Value/></Tag><Tag><Key>k</Key><Value/></Tag></"
+                 "TagSet></Tags>"),
             "DuplicateTagNames");
 }
 
@@ -55,11 +59,13 @@ TEST(TagDocumentTest, DeepNestingIsRefusedBeforeParsing) {
 
 TEST(TagDocumentTest, GetBlobTagsBodyIsSortedByKey) {
   internalpb::BlobRecord record;
-  EXPECT_EQ(TagDocument(record.tags()), "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Tags><TagSet/></Tags>");
+  EXPECT_EQ(TagDocument(record.tags()),
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Tags><TagSet/></Tags>");
   (*record.mutable_tags())["z"] = "1";
   (*record.mutable_tags())["a"] = "2";
   EXPECT_EQ(TagSetXml(record.tags()),
-            "<TagSet><Tag><Key>a</Key><Value>2</Value></Tag><Tag><Key>z</Key><Value>1</Value></Tag></TagSet>");
+            "<TagSet><Tag><Key>a</Key><Value>2</Value></Tag><Tag><Key>z</Key><Value>1</Value></"
+            "Tag></TagSet>");
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ X509Cert MakeCert(const std::string& cn, long serial, const std::string& sans, E
   X509_gmtime_adj(X509_getm_notBefore(cert.get()), 0);
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), 3600);
   X509_NAME* name = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
   X509_set_issuer_name(cert.get(), name);
   X509_set_pubkey(cert.get(), key);
   if (!sans.empty()) {
@@ -53,7 +54,8 @@ std::string MakeCrl(const std::vector<long>& serials, EVP_PKEY* key, bool pem) {
   Crl crl(X509_CRL_new());
   X509_CRL_set_version(crl.get(), 1);
   X509_NAME* issuer = X509_NAME_new();
-  X509_NAME_add_entry_by_txt(issuer, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("ca"), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(issuer, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>("ca"), -1, -1, 0);
   X509_CRL_set_issuer_name(crl.get(), issuer);
   X509_NAME_free(issuer);
   OpenSslPtr<ASN1_TIME, ASN1_TIME_free> now(ASN1_TIME_adj(nullptr, time(nullptr), 0, 0));
@@ -94,20 +96,25 @@ class CertificateRulesTest : public ::testing::Test {
     std::ofstream(crl_path_, std::ios::binary | std::ios::trunc) << contents;
     rules_.crl_file = crl_path_;
   }
-  absl::Status Check(const std::vector<X509*>& presented) { return CheckPresentedCertificates(rules_, presented); }
+  absl::Status Check(const std::vector<X509*>& presented) {
+    return CheckPresentedCertificates(rules_, presented);
+  }
 
-  const std::string crl_path_ = ::testing::TempDir() + "/rules-test-" + std::to_string(getpid()) + ".crl";
+  const std::string crl_path_ =
+      ::testing::TempDir() + "/rules-test-" + std::to_string(getpid()) + ".crl";
   EvpKey key_ = NewKey();
   TlsFiles rules_;
 };
 
 TEST_F(CertificateRulesTest, RevokedSerialRefusedWithEtcdsWords) {
-  X509Cert good = MakeCert("client", 499, "", key_.get()), bad = MakeCert("client", 500, "", key_.get());
+  X509Cert good = MakeCert("client", 499, "", key_.get()),
+           bad = MakeCert("client", 500, "", key_.get());
   WriteCrl(MakeCrl({500, 77}, key_.get(), /*pem=*/true));
   EXPECT_TRUE(Check({good.get()}).ok());
   absl::Status st = Check({bad.get()});
   EXPECT_EQ(st.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(st.message(), "transport: certificate serial 01f4 revoked");  // Go's %x of the serial's bytes
+  EXPECT_EQ(st.message(),
+            "transport: certificate serial 01f4 revoked");  // Go's %x of the serial's bytes
   // Every certificate the other side sent counts, as in etcd: a revoked intermediate too.
   EXPECT_FALSE(Check({good.get(), bad.get()}).ok());
 }
@@ -139,7 +146,9 @@ TEST_F(CertificateRulesTest, CommonNameAndHostNameAreMutuallyExclusive) {
   rules_.allowed_hostname = "localhost";
   absl::Status st = ValidateCertificateRules(rules_);
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(st.message(), "AllowedCN and AllowedHostname are mutually exclusive (cn=\"peer\", hostname=\"localhost\")");
+  EXPECT_EQ(
+      st.message(),
+      "AllowedCN and AllowedHostname are mutually exclusive (cn=\"peer\", hostname=\"localhost\")");
 }
 
 TEST_F(CertificateRulesTest, AllowedCommonNameIsTheLeafs) {
@@ -177,7 +186,8 @@ TEST_F(CertificateRulesTest, PemChainLeafFirstRepeatSkipped) {
   EXPECT_TRUE(CheckPresentedPem(rules_, Pem(peer.get()) + Pem(peer.get()) + Pem(ca.get())).ok());
   EXPECT_FALSE(CheckPresentedPem(rules_, Pem(ca.get()) + Pem(peer.get())).ok());
   WriteCrl(MakeCrl({10}, key_.get(), /*pem=*/true));
-  EXPECT_EQ(CheckPresentedPem(rules_, Pem(peer.get()) + Pem(ca.get())).message(), "transport: certificate serial 0a revoked");
+  EXPECT_EQ(CheckPresentedPem(rules_, Pem(peer.get()) + Pem(ca.get())).message(),
+            "transport: certificate serial 0a revoked");
   EXPECT_TRUE(CheckPresentedPem(rules_, "").ok());
 }
 

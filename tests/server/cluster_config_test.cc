@@ -46,13 +46,13 @@ TEST(ClusterConfigTest, IdsAreEtcds) {
   EXPECT_EQ(one->cluster_id, 4404688784090371776ULL);
 
   auto three = BuildClusterConfig(MemberFlags(
-      "a", "http://127.0.0.1:27512", "a=http://127.0.0.1:27512,b=http://127.0.0.1:27522,c=http://127.0.0.1:27532",
-      "tok-b"));
+      "a", "http://127.0.0.1:27512",
+      "a=http://127.0.0.1:27512,b=http://127.0.0.1:27522,c=http://127.0.0.1:27532", "tok-b"));
   ASSERT_TRUE(three.ok()) << three.status();
   EXPECT_EQ(three->self_id, 7314671855542107980ULL);
   ASSERT_EQ(three->members.size(), 3u);
-  EXPECT_EQ(three->members[0].id(), 6658783250575691622ULL);  // c
-  EXPECT_EQ(three->members[1].id(), 7314671855542107980ULL);  // a
+  EXPECT_EQ(three->members[0].id(), 6658783250575691622ULL);   // c
+  EXPECT_EQ(three->members[1].id(), 7314671855542107980ULL);   // a
   EXPECT_EQ(three->members[2].id(), 15196036224448573689ULL);  // b
   EXPECT_EQ(three->cluster_id, 13998566877082728973ULL);
 }

@@ -28,16 +28,20 @@ constexpr uint64_t kLeader = 1;
 
 TEST(FindCorruptMemberTest, AgreeingOrUnreachablePeersAreFine) {
   const LocalHash leader{100, 20, 5};
-  EXPECT_EQ(FindCorruptMember(kLeader, leader, leader, {Answer(2, 100, 20, 5), Unreachable(3)}), std::nullopt);
+  EXPECT_EQ(FindCorruptMember(kLeader, leader, leader, {Answer(2, 100, 20, 5), Unreachable(3)}),
+            std::nullopt);
   // A peer behind the leader answers for the leader's revision: same hash.
-  EXPECT_EQ(FindCorruptMember(kLeader, leader, LocalHash{7, 22, 5}, {Answer(2, 100, 21, 5)}), std::nullopt);
+  EXPECT_EQ(FindCorruptMember(kLeader, leader, LocalHash{7, 22, 5}, {Answer(2, 100, 21, 5)}),
+            std::nullopt);
   // At another compact revision the hashes cover different histories: not compared.
   EXPECT_EQ(FindCorruptMember(kLeader, leader, leader, {Answer(2, 999, 20, 3)}), std::nullopt);
 }
 
 TEST(FindCorruptMemberTest, APeerWithAnotherHashAtTheSameCompactRevision) {
   const LocalHash leader{100, 20, 5};
-  EXPECT_EQ(FindCorruptMember(kLeader, leader, leader, {Answer(2, 100, 20, 5), Answer(3, 101, 20, 5)}), 3u);
+  EXPECT_EQ(
+      FindCorruptMember(kLeader, leader, leader, {Answer(2, 100, 20, 5), Answer(3, 101, 20, 5)}),
+      3u);
 }
 
 TEST(FindCorruptMemberTest, APeerAheadOfTheLeader) {
@@ -48,15 +52,19 @@ TEST(FindCorruptMemberTest, APeerAheadOfTheLeader) {
 
 TEST(FindCorruptMemberTest, TheLeaderWhoseHashChangedUnderIt) {
   // Same revision and compaction, another hash: the leader's own data changed.
-  EXPECT_EQ(FindCorruptMember(kLeader, LocalHash{100, 20, 5}, LocalHash{200, 20, 5}, {Answer(2, 100, 20, 5)}),
+  EXPECT_EQ(FindCorruptMember(kLeader, LocalHash{100, 20, 5}, LocalHash{200, 20, 5},
+                              {Answer(2, 100, 20, 5)}),
             kLeader);
   // Moved on in between: nothing to compare.
-  EXPECT_EQ(FindCorruptMember(kLeader, LocalHash{100, 20, 5}, LocalHash{200, 21, 5}, {}), std::nullopt);
+  EXPECT_EQ(FindCorruptMember(kLeader, LocalHash{100, 20, 5}, LocalHash{200, 21, 5}, {}),
+            std::nullopt);
 }
 
 TEST(FindCorruptMemberTest, OnlyTheFirstFindingIsReturned) {
   const LocalHash leader{100, 20, 5};
-  EXPECT_EQ(FindCorruptMember(kLeader, leader, leader, {Answer(2, 101, 20, 5), Answer(3, 102, 20, 5)}), 2u);
+  EXPECT_EQ(
+      FindCorruptMember(kLeader, leader, leader, {Answer(2, 101, 20, 5), Answer(3, 102, 20, 5)}),
+      2u);
 }
 
 }  // namespace

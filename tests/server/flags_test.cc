@@ -14,7 +14,8 @@ absl::StatusOr<Flags> Parse(std::vector<std::string> args) {
 }
 
 TEST(FlagsTest, DefaultsAndBothForms) {
-  auto flags = Parse({"--name", "n1", "--data-dir=/tmp/x", "--listen-client-urls=http://127.0.0.1:1,http://127.0.0.1:2"});
+  auto flags = Parse({"--name", "n1", "--data-dir=/tmp/x",
+                      "--listen-client-urls=http://127.0.0.1:1,http://127.0.0.1:2"});
   ASSERT_TRUE(flags.ok()) << flags.status();
   EXPECT_EQ(flags->name, "n1");
   EXPECT_EQ(flags->data_dir, "/tmp/x");
@@ -37,8 +38,9 @@ TEST(FlagsTest, DefaultsAndBothForms) {
 }
 
 TEST(FlagsTest, EtcdsLoggingRaftAndCompactionFlags) {
-  auto flags = Parse({"--logger=zap", "--log-outputs=stdout,/tmp/x.log", "--debug", "--pre-vote=false",
-                      "--enable-v2=false", "--auto-compaction-mode=revision", "--auto-compaction-retention=1000"});
+  auto flags = Parse({"--logger=zap", "--log-outputs=stdout,/tmp/x.log", "--debug",
+                      "--pre-vote=false", "--enable-v2=false", "--auto-compaction-mode=revision",
+                      "--auto-compaction-retention=1000"});
   ASSERT_TRUE(flags.ok()) << flags.status();
   EXPECT_EQ(flags->log_outputs, (std::vector<std::string>{"stdout", "/tmp/x.log"}));
   EXPECT_EQ(flags->log_level, "debug");
@@ -75,25 +77,29 @@ TEST(FlagsTest, EtcdsFlagsWithNothingToActOnAreAcceptedAndNamed) {
   EXPECT_TRUE(Parse({"--log-package-levels="})->ineffective_flags.empty());
   EXPECT_EQ(Parse({"--log-package-levels=etcdserver=DEBUG"})->ineffective_flags.size(), 1u);
   EXPECT_FALSE(Parse({})->peer_tls.skip_client_san_verify);
-  EXPECT_TRUE(Parse({"--experimental-peer-skip-client-san-verification"})->peer_tls.skip_client_san_verify);
+  EXPECT_TRUE(
+      Parse({"--experimental-peer-skip-client-san-verification"})->peer_tls.skip_client_san_verify);
 }
 
 TEST(FlagsTest, FeaturesNotServedAreAcceptedOnlyOff) {
   // Their defaults ask for nothing; settings that act only with them are checked and accepted.
-  auto off = Parse({"--discovery=", "--discovery-srv=", "--discovery-fallback=proxy", "--discovery-proxy=",
-                    "--discovery-srv-name=", "--proxy=off", "--proxy-failure-wait=5000", "--proxy-read-timeout=0",
-                    "--experimental-enable-v2v3="});
+  auto off =
+      Parse({"--discovery=", "--discovery-srv=", "--discovery-fallback=proxy",
+             "--discovery-proxy=", "--discovery-srv-name=", "--proxy=off",
+             "--proxy-failure-wait=5000", "--proxy-read-timeout=0", "--experimental-enable-v2v3="});
   ASSERT_TRUE(off.ok()) << off.status();
   EXPECT_TRUE(off->unserved.empty());
   EXPECT_FALSE(Parse({"--discovery-fallback=retry"}).ok());
   EXPECT_FALSE(Parse({"--proxy=maybe"}).ok());
   EXPECT_FALSE(Parse({"--proxy-dial-timeout=-5"}).ok());
   // Asked for: parsed, and the start is refused with the reason (main.cc).
-  auto on = Parse({"--discovery=https://discovery.etcd.io/x", "--proxy=on", "--experimental-enable-v2v3=/v2"});
+  auto on = Parse(
+      {"--discovery=https://discovery.etcd.io/x", "--proxy=on", "--experimental-enable-v2v3=/v2"});
   ASSERT_TRUE(on.ok()) << on.status();
   ASSERT_EQ(on->unserved.size(), 3u);
   EXPECT_EQ(on->unserved[0],
-            "--discovery: etcd's discovery service is not supported: name the members with --initial-cluster");
+            "--discovery: etcd's discovery service is not supported: name the members with "
+            "--initial-cluster");
   EXPECT_EQ(on->unserved[1], "--proxy: etcd's v2 proxy is not supported (only 'off')");
   EXPECT_EQ(on->unserved[2], "--experimental-enable-v2v3: etcd's v2 API is not served (only v3)");
 }

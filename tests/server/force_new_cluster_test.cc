@@ -52,8 +52,8 @@ class ForceNewClusterTest : public ::testing::Test {
     return ForceNewCluster(kSelf, applied, engine_.get(), log.get());
   }
   // The membership changes stored after `index`, as (type, node), and the stored commit index.
-  std::vector<std::pair<raftpb::ConfChangeType, uint64_t>> ChangesAfter(uint64_t index, uint64_t* commit,
-                                                                        uint64_t* term_of_last = nullptr) {
+  std::vector<std::pair<raftpb::ConfChangeType, uint64_t>> ChangesAfter(
+      uint64_t index, uint64_t* commit, uint64_t* term_of_last = nullptr) {
     auto log = *storage::RaftLogStore::Open(engine_.get());
     *commit = log->hard_state().commit();
     std::vector<std::pair<raftpb::ConfChangeType, uint64_t>> out;
@@ -116,7 +116,8 @@ TEST_F(ForceNewClusterTest, PromotesItselfFromLearner) {
 TEST_F(ForceNewClusterTest, AlreadyAloneAppendsNothing) {
   raftpb::ConfState applied;
   applied.add_voters(kSelf);
-  Store({Change(1, 1, raftpb::CONF_ADD_VOTER, kSelf), Normal(2, 1), Normal(3, 1)}, /*term=*/1, /*commit=*/2, applied);
+  Store({Change(1, 1, raftpb::CONF_ADD_VOTER, kSelf), Normal(2, 1), Normal(3, 1)}, /*term=*/1,
+        /*commit=*/2, applied);
   ASSERT_TRUE(Force(/*applied=*/1).ok());
   uint64_t commit = 0;
   EXPECT_TRUE(ChangesAfter(2, &commit).empty());  // entry 3, never committed, is gone too
@@ -127,7 +128,8 @@ TEST_F(ForceNewClusterTest, RefusesAMemberWhoseRemovalIsCommitted) {
   raftpb::ConfState applied;
   applied.add_voters(kSelf);
   applied.add_voters(2);
-  Store({Normal(1, 1), Change(2, 1, raftpb::CONF_REMOVE_NODE, kSelf)}, /*term=*/1, /*commit=*/2, applied);
+  Store({Normal(1, 1), Change(2, 1, raftpb::CONF_REMOVE_NODE, kSelf)}, /*term=*/1, /*commit=*/2,
+        applied);
   EXPECT_TRUE(absl::IsFailedPrecondition(Force(/*applied=*/1)));
   auto log = *storage::RaftLogStore::Open(engine_.get());
   EXPECT_EQ(log->LastIndex(), 2u);  // nothing written

@@ -26,9 +26,12 @@ TEST(InitialCorruptCheckTest, AgreeingOrSilentPeersPass) {
   EXPECT_TRUE(JudgePeerHashes(1, 42, 0, {}).ok());
   EXPECT_TRUE(JudgePeerHashes(1, 42, 5, {Answered(2, 42, 5), Answered(3, 42, 5)}).ok());
   // Down, behind the revision, or compacted past it: left out, as etcd leaves them out.
-  EXPECT_TRUE(JudgePeerHashes(1, 42, 5, {Failed(2, absl::UnavailableError("connection refused")),
-                                         Failed(3, absl::OutOfRangeError("etcdserver: mvcc: required revision is a future revision"))})
-                  .ok());
+  EXPECT_TRUE(
+      JudgePeerHashes(1, 42, 5,
+                      {Failed(2, absl::UnavailableError("connection refused")),
+                       Failed(3, absl::OutOfRangeError(
+                                     "etcdserver: mvcc: required revision is a future revision"))})
+          .ok());
 }
 
 TEST(InitialCorruptCheckTest, AnotherHashAtTheSameCompactRevisionIsInconsistency) {

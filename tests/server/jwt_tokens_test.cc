@@ -31,17 +31,22 @@ class JwtTokensTest : public ::testing::Test {
 
   // Writes a fresh key pair (RSA 2048 or EC P-256) as NAME.key and NAME.pub; returns the base path.
   std::string MakeKeys(const std::string& name, bool rsa) {
-    std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(rsa ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256"), EVP_PKEY_free);
+    std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+        rsa ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256"), EVP_PKEY_free);
     const std::string base = dir_ + "/" + name;
-    std::unique_ptr<BIO, decltype(&BIO_free)> priv(BIO_new_file((base + ".key").c_str(), "w"), BIO_free);
-    std::unique_ptr<BIO, decltype(&BIO_free)> pub(BIO_new_file((base + ".pub").c_str(), "w"), BIO_free);
-    EXPECT_EQ(PEM_write_bio_PrivateKey(priv.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr), 1);
+    std::unique_ptr<BIO, decltype(&BIO_free)> priv(BIO_new_file((base + ".key").c_str(), "w"),
+                                                   BIO_free);
+    std::unique_ptr<BIO, decltype(&BIO_free)> pub(BIO_new_file((base + ".pub").c_str(), "w"),
+                                                  BIO_free);
+    EXPECT_EQ(
+        PEM_write_bio_PrivateKey(priv.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr), 1);
     EXPECT_EQ(PEM_write_bio_PUBKEY(pub.get(), key.get()), 1);
     return base;
   }
 
   std::unique_ptr<JwtTokens> Load(const std::string& method, const std::string& public_file,
-                                  const std::string& private_file, absl::Duration ttl = absl::Minutes(5)) {
+                                  const std::string& private_file,
+                                  absl::Duration ttl = absl::Minutes(5)) {
     JwtOptions options;
     options.sign_method = method;
     options.public_key_file = public_file;
@@ -57,8 +62,10 @@ class JwtTokensTest : public ::testing::Test {
 
 TEST_F(JwtTokensTest, EachSignMethodSignsWhatItVerifies) {
   const std::string rsa = MakeKeys("rsa", true), ec = MakeKeys("ec", false);
-  for (const auto& [method, base] : {std::pair<std::string, std::string>{"RS256", rsa}, {"RS512", rsa},
-                                     {"PS256", rsa}, {"ES256", ec}}) {
+  for (const auto& [method, base] : {std::pair<std::string, std::string>{"RS256", rsa},
+                                     {"RS512", rsa},
+                                     {"PS256", rsa},
+                                     {"ES256", ec}}) {
     SCOPED_TRACE(method);
     auto tokens = Load(method, base + ".pub", base + ".key");
     ASSERT_NE(tokens, nullptr);
@@ -85,12 +92,16 @@ TEST_F(JwtTokensTest, ExpiredTamperedForeignOrUnsignedTokensAreRefused) {
   EXPECT_FALSE(tokens->Verify(token, kNow + absl::Seconds(2)).has_value()) << "expired";
 
   std::vector<std::string> parts = absl::StrSplit(token, '.');
-  const std::string bob_claims = absl::WebSafeBase64Escape(R"({"exp":1900000000,"revision":3,"username":"bob"})");
-  EXPECT_FALSE(tokens->Verify(parts[0] + "." + bob_claims + "." + parts[2], kNow).has_value()) << "claims changed";
+  const std::string bob_claims =
+      absl::WebSafeBase64Escape(R"({"exp":1900000000,"revision":3,"username":"bob"})");
+  EXPECT_FALSE(tokens->Verify(parts[0] + "." + bob_claims + "." + parts[2], kNow).has_value())
+      << "claims changed";
   std::string signature = parts[2];
   signature[5] = signature[5] == 'A' ? 'B' : 'A';
-  EXPECT_FALSE(tokens->Verify(parts[0] + "." + parts[1] + "." + signature, kNow).has_value()) << "signature changed";
-  EXPECT_FALSE(tokens->Verify(*foreign->Sign("alice", 3, kNow), kNow).has_value()) << "another key's";
+  EXPECT_FALSE(tokens->Verify(parts[0] + "." + parts[1] + "." + signature, kNow).has_value())
+      << "signature changed";
+  EXPECT_FALSE(tokens->Verify(*foreign->Sign("alice", 3, kNow), kNow).has_value())
+      << "another key's";
   const std::string none = absl::WebSafeBase64Escape(R"({"alg":"none","typ":"JWT"})");
   EXPECT_FALSE(tokens->Verify(none + "." + parts[1] + ".", kNow).has_value()) << "alg none";
   EXPECT_FALSE(tokens->Verify("", kNow).has_value());
@@ -128,7 +139,8 @@ TEST_F(JwtTokensTest, KeysMustMatchTheSignMethod) {
 }
 
 TEST(JwtOptionsTest, ParsesEtcdsFlag) {
-  absl::StatusOr<JwtOptions> options = ParseJwtOptions("jwt,pub-key=a.crt,priv-key=a.key,sign-method=RS256,ttl=1s");
+  absl::StatusOr<JwtOptions> options =
+      ParseJwtOptions("jwt,pub-key=a.crt,priv-key=a.key,sign-method=RS256,ttl=1s");
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->public_key_file, "a.crt");
   EXPECT_EQ(options->private_key_file, "a.key");

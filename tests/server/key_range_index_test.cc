@@ -2,11 +2,11 @@
 // range etcd clients send, as ranges come and go.
 #include "server/watch/key_range_index.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <random>
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "client/leasehold/client.h"
 
@@ -20,7 +20,8 @@ struct Range {
 
 std::set<const Range*> Holding(const KeyRangeIndex<const Range>& index, std::string_view key) {
   std::set<const Range*> found;
-  index.ForEachHolding(key, [&](const Range* r) { EXPECT_TRUE(found.insert(r).second) << "visited twice"; });
+  index.ForEachHolding(
+      key, [&](const Range* r) { EXPECT_TRUE(found.insert(r).second) << "visited twice"; });
   return found;
 }
 
@@ -28,7 +29,8 @@ TEST(KeyRangeIndexTest, EachKindOfRange) {
   const Range single{"a/b", ""}, prefix{"a/", "a0"}, from_key{"b", std::string("\0", 1)},
       other{"a/c", "a/e"}, high_prefix{"a\xff", "b"}, all_high{"\xff\xff", std::string("\0", 1)};
   KeyRangeIndex<const Range> index;
-  for (const Range* r : {&single, &prefix, &from_key, &other, &high_prefix, &all_high}) index.Insert(r->key, r->range_end, r);
+  for (const Range* r : {&single, &prefix, &from_key, &other, &high_prefix, &all_high})
+    index.Insert(r->key, r->range_end, r);
   EXPECT_EQ(index.size(), 6u);
   EXPECT_EQ(Holding(index, "a/b"), (std::set<const Range*>{&single, &prefix}));
   EXPECT_EQ(Holding(index, "a/d"), (std::set<const Range*>{&prefix, &other}));
@@ -38,7 +40,8 @@ TEST(KeyRangeIndexTest, EachKindOfRange) {
   EXPECT_EQ(Holding(index, "\xff\xff\xff"), (std::set<const Range*>{&from_key, &all_high}));
   EXPECT_TRUE(index.Erase(prefix.key, prefix.range_end, &prefix));
   EXPECT_FALSE(index.Erase(prefix.key, prefix.range_end, &prefix));
-  EXPECT_FALSE(index.Erase(single.key, single.range_end, &prefix)) << "not indexed under that range";
+  EXPECT_FALSE(index.Erase(single.key, single.range_end, &prefix))
+      << "not indexed under that range";
   EXPECT_EQ(Holding(index, "a/b"), (std::set<const Range*>{&single}));
   EXPECT_EQ(index.size(), 5u);
 }
@@ -60,10 +63,17 @@ TEST(KeyRangeIndexTest, AgreesWithInRangeAsRangesComeAndGo) {
       auto r = std::make_unique<Range>();
       r->key = random_key(4);
       switch (rng() % 4) {
-        case 0: break;  // single key
-        case 1: r->range_end = PrefixEnd(r->key); break;
-        case 2: r->range_end = std::string("\0", 1); break;
-        default: r->range_end = random_key(4); break;  // any range, empty ones included
+        case 0:
+          break;  // single key
+        case 1:
+          r->range_end = PrefixEnd(r->key);
+          break;
+        case 2:
+          r->range_end = std::string("\0", 1);
+          break;
+        default:
+          r->range_end = random_key(4);
+          break;  // any range, empty ones included
       }
       index.Insert(r->key, r->range_end, r.get());
       live.push_back(std::move(r));

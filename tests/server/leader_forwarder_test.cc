@@ -1,15 +1,15 @@
 // LeaderForwarder: a membership change that never left this member is "no leader" (the router may
-// send it again), and one that may have reached the leader is an outcome unknown ("leader changed"),
-// whatever the channel's state when the call started: gRPC queues a call on an idle channel and sends
-// it once connected.
+// send it again), and one that may have reached the leader is an outcome unknown ("leader
+// changed"), whatever the channel's state when the call started: gRPC queues a call on an idle
+// channel and sends it once connected.
 #include "server/member/leader_forwarder.h"
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"
-#include "leasehold/peer.grpc.pb.h"
 #include "common/etcd_errors.h"
+#include "leasehold/peer.grpc.pb.h"
 
 namespace leasehold::server {
 namespace {
@@ -19,7 +19,8 @@ constexpr uint64_t kLeader = 2;
 // A leader's peer port that takes every MemberAdd and never answers it (until cancelled).
 class SilentLeader : public peerpb::RaftPeer::CallbackService {
  public:
-  grpc::ServerUnaryReactor* MemberAdd(grpc::CallbackServerContext*, const etcdserverpb::MemberAddRequest*,
+  grpc::ServerUnaryReactor* MemberAdd(grpc::CallbackServerContext*,
+                                      const etcdserverpb::MemberAddRequest*,
                                       etcdserverpb::MemberAddResponse*) override {
     arrived.Notify();
     return new Held;
@@ -33,9 +34,10 @@ class SilentLeader : public peerpb::RaftPeer::CallbackService {
   };
 };
 
-// Forwards one MemberAdd over `channel`, runs `meanwhile` while it is in flight, and returns its answer.
-absl::StatusOr<etcdserverpb::MemberAddResponse> AddThrough(std::shared_ptr<grpc::Channel> channel,
-                                                           std::function<void()> meanwhile = nullptr) {
+// Forwards one MemberAdd over `channel`, runs `meanwhile` while it is in flight, and returns its
+// answer.
+absl::StatusOr<etcdserverpb::MemberAddResponse> AddThrough(
+    std::shared_ptr<grpc::Channel> channel, std::function<void()> meanwhile = nullptr) {
   LeaderForwarder forwarder([channel](uint64_t) { return channel; }, /*timeout_ms=*/10000);
   etcdserverpb::MemberAddRequest request;
   request.add_peerurls("http://127.0.0.1:2390");
@@ -68,7 +70,8 @@ TEST(LeaderForwarderTest, AChangeLostAfterItWasSentIsAnOutcomeUnknown) {
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   ASSERT_NE(port, 0);
   // A fresh channel is idle when the call starts; gRPC connects and sends the call.
-  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
   ASSERT_EQ(channel->GetState(/*try_to_connect=*/false), GRPC_CHANNEL_IDLE);
   auto answer = AddThrough(channel, [&] {
     ASSERT_TRUE(leader.arrived.WaitForNotificationWithTimeout(absl::Seconds(10)));

@@ -14,8 +14,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "server/member/leader_forwarder.h"
 #include "common/etcd_errors.h"
+#include "server/member/leader_forwarder.h"
 #include "storage/reopen.h"
 #include "storage/temp_dir.h"
 
@@ -41,7 +41,9 @@ class LeaderSwitch : public Proposer {
     }
     done(answer);
   }
-  void TransferLeadership(uint64_t, std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
+  void TransferLeadership(uint64_t, std::function<void(absl::Status)> done) override {
+    done(absl::OkStatus());
+  }
   uint64_t committed_index() const override { return 0; }
   uint64_t applied_index() const override { return 0; }
   uint64_t term() const override { return 2; }
@@ -62,7 +64,8 @@ class LeaderRouterTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("db"), &engine_, &sm_));
     MemberConfig config;
     config.member_id = kSelf;
-    member_ = std::make_unique<Member>(config, engine_.get(), sm_.get(), &proposer_, nullptr, &tokens_);
+    member_ =
+        std::make_unique<Member>(config, engine_.get(), sm_.get(), &proposer_, nullptr, &tokens_);
     internalpb::InternalRequest grant;
     grant.set_time_unix_ms(Member::NowUnixMs());
     grant.mutable_lease_grant()->set_id(kLease);
@@ -79,17 +82,20 @@ class LeaderRouterTest : public ::testing::Test {
 
   struct Outcome {
     absl::Notification done;
-    absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer = absl::UnknownError("not answered");
+    absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer =
+        absl::UnknownError("not answered");
     absl::Time at;
   };
-  void Route(LeaderRouter& router, Outcome* out, std::function<bool()> wanted = [] { return true; }) {
+  void Route(
+      LeaderRouter& router, Outcome* out, std::function<bool()> wanted = [] { return true; }) {
     etcdserverpb::LeaseKeepAliveRequest request;
     request.set_id(kLease);
-    router.RenewLease(request, std::move(wanted), [out](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
-      out->answer = std::move(answer);
-      out->at = absl::Now();
-      out->done.Notify();
-    });
+    router.RenewLease(request, std::move(wanted),
+                      [out](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
+                        out->answer = std::move(answer);
+                        out->at = absl::Now();
+                        out->done.Notify();
+                      });
   }
 
   testing::TempDir dir_;
@@ -104,7 +110,8 @@ TEST_F(LeaderRouterTest, WaitsForALeaderAndIsAnsweredOnceItCanRenew) {
   LeaderRouter router(member_.get(), absl::Seconds(10));
   Outcome out;
   Route(router, &out);
-  EXPECT_FALSE(out.done.WaitForNotificationWithTimeout(absl::Milliseconds(300)));  // no leader: it waits
+  EXPECT_FALSE(
+      out.done.WaitForNotificationWithTimeout(absl::Milliseconds(300)));  // no leader: it waits
   const absl::Time elected = absl::Now();
   Lead();
   ASSERT_TRUE(out.done.WaitForNotificationWithTimeout(absl::Seconds(5)));
@@ -195,8 +202,10 @@ TEST_F(LeaderRouterTest, AMembershipChangeWaitsForALeaderAndItsRefusalIsFinal) {
   ChangeOutcome<etcdserverpb::MemberPromoteResponse> out;
   etcdserverpb::MemberPromoteRequest request;
   request.set_id(9);
-  router.PromoteLearner(request, [] { return true; }, out.Done());
-  EXPECT_FALSE(out.done.WaitForNotificationWithTimeout(absl::Milliseconds(300)));  // no leader: it waits
+  router.PromoteLearner(
+      request, [] { return true; }, out.Done());
+  EXPECT_FALSE(
+      out.done.WaitForNotificationWithTimeout(absl::Milliseconds(300)));  // no leader: it waits
   const absl::Time elected = absl::Now();
   Lead();
   ASSERT_TRUE(out.done.WaitForNotificationWithTimeout(absl::Seconds(5)));
@@ -221,8 +230,8 @@ TEST_F(LeaderRouterTest, AForwardGetsOnlyWhatIsLeftOfTheWait) {
   ASSERT_EQ(listen(silent, 16), 0);
   ASSERT_EQ(getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   // One channel for the test's life, as the peer transport keeps one per member.
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), grpc::InsecureChannelCredentials());
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), grpc::InsecureChannelCredentials());
   LeaderForwarder forwarder([channel](uint64_t) { return channel; }, /*timeout_ms=*/7000);
   MemberConfig config;
   config.member_id = kSelf;
@@ -266,7 +275,8 @@ class MembershipRoutingTest : public LeaderRouterTest {
   void Add(LeaderRouter& router, ChangeOutcome<etcdserverpb::MemberAddResponse>* out) {
     etcdserverpb::MemberAddRequest request;
     request.add_peerurls("http://127.0.0.1:2390");
-    router.AddMember(request, [] { return true; }, out->Done());
+    router.AddMember(
+        request, [] { return true; }, out->Done());
   }
 };
 
@@ -285,7 +295,8 @@ TEST_F(MembershipRoutingTest, UnhealthyIsTheLeadersAnswerAndIsNotRetried) {
 
 TEST_F(MembershipRoutingTest, NoLeaderFromTheNodeLoopIsAskedAgain) {
   Lead();
-  AnswerConfChanges(errors::NoLeader());  // as the node loop answers a leader not yet sure of its voters
+  AnswerConfChanges(
+      errors::NoLeader());  // as the node loop answers a leader not yet sure of its voters
   LeaderRouter router(member_.get(), absl::Seconds(10));
   ChangeOutcome<etcdserverpb::MemberAddResponse> out;
   Add(router, &out);

@@ -19,7 +19,8 @@ TEST(GoDurationTest, PrintsAsGoDoes) {
   EXPECT_EQ(GoDuration(absl::Seconds(90)), "1m30s");
   EXPECT_EQ(GoDuration(absl::Minutes(5)), "5m0s");
   EXPECT_EQ(GoDuration(absl::Hours(1)), "1h0m0s");
-  EXPECT_EQ(GoDuration(absl::Hours(25) + absl::Seconds(1) + absl::Nanoseconds(1)), "25h0m1.000000001s");
+  EXPECT_EQ(GoDuration(absl::Hours(25) + absl::Seconds(1) + absl::Nanoseconds(1)),
+            "25h0m1.000000001s");
   EXPECT_EQ(GoDuration(-absl::Milliseconds(3)), "-3ms");
 }
 

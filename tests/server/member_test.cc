@@ -14,10 +14,16 @@ namespace {
 // Records proposals; reports whatever indexes the test sets.
 class FakeProposer : public Proposer {
  public:
-  void Propose(internalpb::InternalRequest entry, Done, Abandoned) override { proposed.push_back(std::move(entry)); }
+  void Propose(internalpb::InternalRequest entry, Done, Abandoned) override {
+    proposed.push_back(std::move(entry));
+  }
   void ReadBarrier(std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
-  void ProposeConfChange(raftpb::ConfChange, std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
-  void TransferLeadership(uint64_t, std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
+  void ProposeConfChange(raftpb::ConfChange, std::function<void(absl::Status)> done) override {
+    done(absl::OkStatus());
+  }
+  void TransferLeadership(uint64_t, std::function<void(absl::Status)> done) override {
+    done(absl::OkStatus());
+  }
   uint64_t committed_index() const override { return committed; }
   uint64_t applied_index() const override { return applied; }
   uint64_t term() const override { return 1; }
@@ -39,7 +45,8 @@ class MemberTest : public ::testing::Test {
     config.member_id = 1;
     config.name = "m1";
     config.client_urls = {"http://10.0.0.1:2379"};
-    member_ = std::make_unique<Member>(config, engine_.get(), sm_.get(), &proposer_, nullptr, &tokens_);
+    member_ =
+        std::make_unique<Member>(config, engine_.get(), sm_.get(), &proposer_, nullptr, &tokens_);
   }
 
   absl::Status Submit() {
@@ -91,7 +98,8 @@ TEST_F(MemberTest, RefusesNewRequestsWhileApplyingLagsFarBehind) {
 }
 
 TEST_F(MemberTest, TokensNameTheirUserOnlyWhileStillValid) {
-  // Auth disabled: no token is valid (etcd refuses a stale one rather than ignore it); none is fine.
+  // Auth disabled: no token is valid (etcd refuses a stale one rather than ignore it); none is
+  // fine.
   EXPECT_EQ(member_->AuthenticatedUser("anything").status(), errors::InvalidAuthToken());
   EXPECT_EQ(*member_->AuthenticatedUser(""), "");
   ASSERT_NO_FATAL_FAILURE(AddRootAndEnable());

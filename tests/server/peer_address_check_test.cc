@@ -27,10 +27,12 @@ class CheckCertificateAddressTest : public ::testing::Test {
   // A certificate naming `hosts` (IPs as IP SANs, names as DNS SANs); null when it cannot be made.
   std::unique_ptr<X509, void (*)(X509*)> Cert(const std::vector<std::string>& hosts) {
     TlsFiles files;
-    if (!EnsureSelfSignedCert(dir_.Sub(std::to_string(made_++)), hosts, &files).ok()) return {nullptr, X509_free};
+    if (!EnsureSelfSignedCert(dir_.Sub(std::to_string(made_++)), hosts, &files).ok())
+      return {nullptr, X509_free};
     std::ifstream in(files.cert_file);
     std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::unique_ptr<BIO, int (*)(BIO*)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
+    std::unique_ptr<BIO, int (*)(BIO*)> bio(
+        BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
     return {PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), X509_free};
   }
 
@@ -45,7 +47,8 @@ TEST_F(CheckCertificateAddressTest, AnIpNamedInTheCertificate) {
   EXPECT_TRUE(CheckCertificateAddress(cert.get(), "::ffff:127.0.0.2").ok());  // the same address
   absl::Status refused = CheckCertificateAddress(cert.get(), "127.0.0.1");
   EXPECT_TRUE(absl::IsPermissionDenied(refused));
-  EXPECT_EQ(std::string(refused.message()), "x509: certificate is valid for 10.0.0.9, 127.0.0.2, not 127.0.0.1");
+  EXPECT_EQ(std::string(refused.message()),
+            "x509: certificate is valid for 10.0.0.9, 127.0.0.2, not 127.0.0.1");
 }
 
 TEST_F(CheckCertificateAddressTest, ACertificateWithDnsNamesOrNoNamesPasses) {

@@ -21,7 +21,8 @@ internalpb::MemberRecord Learner(uint64_t id, bool started) {
   return m;
 }
 
-constexpr const char* kNotEnough = "etcdserver: re-configuration failed due to not enough started members";
+constexpr const char* kNotEnough =
+    "etcdserver: re-configuration failed due to not enough started members";
 
 TEST(ReconfigChecksTest, TheLastMemberCannotBeRemoved) {
   absl::Status st = MayRemoveMember({Voter(1)}, 1, kStrict);
@@ -32,7 +33,8 @@ TEST(ReconfigChecksTest, TheLastMemberCannotBeRemoved) {
 TEST(ReconfigChecksTest, RemovalKeepsAStartedMajorityOfTheVotersLeft) {
   EXPECT_TRUE(MayRemoveMember({Voter(1), Voter(2), Voter(3)}, 3, kStrict).ok());
   // Of the two voters left, one never started: no majority.
-  EXPECT_EQ(MayRemoveMember({Voter(1), Voter(2, false), Voter(3)}, 3, kStrict).message(), kNotEnough);
+  EXPECT_EQ(MayRemoveMember({Voter(1), Voter(2, false), Voter(3)}, 3, kStrict).message(),
+            kNotEnough);
   // Removing the one that never started is fine.
   EXPECT_TRUE(MayRemoveMember({Voter(1), Voter(2, false), Voter(3)}, 2, kStrict).ok());
   // Learners go whatever the voters' state.
@@ -60,14 +62,19 @@ TEST(ReconfigChecksTest, OneLearnerAtATime) {
 TEST(ReconfigChecksTest, ALearnerThatNeverStartedIsNotPromoted) {
   absl::Status st = MayPromoteMember({Voter(1), Learner(2, false)}, 2, kStrict);
   EXPECT_TRUE(absl::IsFailedPrecondition(st)) << st;
-  EXPECT_EQ(st.message(), "etcdserver: can only promote a learner member which is in sync with leader");
+  EXPECT_EQ(st.message(),
+            "etcdserver: can only promote a learner member which is in sync with leader");
   EXPECT_TRUE(MayPromoteMember({Voter(1), Learner(2, true)}, 2, kStrict).ok());
 }
 
 TEST(ReconfigChecksTest, PromotionKeepsAStartedMajority) {
   // Voters 1 (started), 2 and 3 (not): with the learner, 2 started of 4.
-  EXPECT_EQ(MayPromoteMember({Voter(1), Voter(2, false), Voter(3, false), Learner(4, true)}, 4, kStrict).message(), kNotEnough);
-  EXPECT_TRUE(MayPromoteMember({Voter(1), Voter(2), Voter(3, false), Learner(4, true)}, 4, kStrict).ok());
+  EXPECT_EQ(
+      MayPromoteMember({Voter(1), Voter(2, false), Voter(3, false), Learner(4, true)}, 4, kStrict)
+          .message(),
+      kNotEnough);
+  EXPECT_TRUE(
+      MayPromoteMember({Voter(1), Voter(2), Voter(3, false), Learner(4, true)}, 4, kStrict).ok());
 }
 
 constexpr const char* kUnhealthy = "etcdserver: unhealthy cluster";
@@ -111,10 +118,12 @@ TEST(ReconfigChecksTest, ASilentVoterOrALearnerMayAlwaysGo) {
 TEST(ReconfigChecksTest, WithoutStrictChecksOnlyLearnerRulesRemain) {
   EXPECT_TRUE(MayRemoveMember({Voter(1), Voter(2, false), Voter(3)}, 3, false).ok());
   EXPECT_TRUE(MayAddMember({Voter(1), Voter(2, false)}, false, false).ok());
-  EXPECT_TRUE(MayPromoteMember({Voter(1), Voter(2, false), Voter(3, false), Learner(4, true)}, 4, false).ok());
-  EXPECT_FALSE(MayAddMember({Voter(1), Learner(2, true)}, true, false).ok());         // too many learners
-  EXPECT_FALSE(MayPromoteMember({Voter(1), Learner(2, false)}, 2, false).ok());       // never started
-  EXPECT_EQ(MayRemoveMember({Voter(1)}, 1, false).message(), kNotEnough);             // never the last voter
+  EXPECT_TRUE(
+      MayPromoteMember({Voter(1), Voter(2, false), Voter(3, false), Learner(4, true)}, 4, false)
+          .ok());
+  EXPECT_FALSE(MayAddMember({Voter(1), Learner(2, true)}, true, false).ok());  // too many learners
+  EXPECT_FALSE(MayPromoteMember({Voter(1), Learner(2, false)}, 2, false).ok());  // never started
+  EXPECT_EQ(MayRemoveMember({Voter(1)}, 1, false).message(), kNotEnough);  // never the last voter
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ TEST(RequestValidationTest, PutChecks) {
 
 TEST(RequestValidationTest, TxnTooManyOps) {
   etcdserverpb::TxnRequest txn;
-  for (int i = 0; i < 3; ++i) txn.add_success()->mutable_request_range()->set_key("k" + std::to_string(i));
+  for (int i = 0; i < 3; ++i)
+    txn.add_success()->mutable_request_range()->set_key("k" + std::to_string(i));
   EXPECT_TRUE(ValidateTxn(txn, 3).ok());
   auto st = ValidateTxn(txn, 2);
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
@@ -40,7 +41,8 @@ TEST(RequestValidationTest, TxnDuplicateKeys) {
   auto* del = put_in_delete.add_success()->mutable_request_delete_range();
   del->set_key("a");
   del->set_range_end("c");
-  EXPECT_EQ(ValidateTxn(put_in_delete, 128).message(), "etcdserver: duplicate key given in txn request");
+  EXPECT_EQ(ValidateTxn(put_in_delete, 128).message(),
+            "etcdserver: duplicate key given in txn request");
 
   // The same key in the success and the failure branch is fine: only one branch runs.
   etcdserverpb::TxnRequest branches;
@@ -61,7 +63,8 @@ TEST(RequestValidationTest, EmptyKeysAnywhere) {
   etcdserverpb::TxnRequest op;
   op.add_failure()->mutable_request_delete_range();
   EXPECT_EQ(ValidateTxn(op, 128).message(), "etcdserver: key is not provided");
-  EXPECT_EQ(ValidateRange(etcdserverpb::RangeRequest()).message(), "etcdserver: key is not provided");
+  EXPECT_EQ(ValidateRange(etcdserverpb::RangeRequest()).message(),
+            "etcdserver: key is not provided");
 }
 
 TEST(RequestValidationTest, AnEmptyOpIsRefusedAsEtcdRefusesIt) {

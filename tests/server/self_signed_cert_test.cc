@@ -1,5 +1,4 @@
 #include "server/tls/self_signed_cert.h"
-#include "server/command/auto_tls.h"
 
 #include <sys/stat.h>
 
@@ -15,6 +14,7 @@
 #include <openssl/x509v3.h>
 
 #include "gtest/gtest.h"
+#include "server/command/auto_tls.h"
 
 namespace leasehold::server {
 namespace {
@@ -32,8 +32,10 @@ struct Parsed {
 Parsed Parse(const TlsFiles& files) {
   Parsed parsed;
   const std::string cert = Slurp(files.cert_file), key = Slurp(files.key_file);
-  std::unique_ptr<BIO, decltype(&BIO_free)> cert_bio(BIO_new_mem_buf(cert.data(), static_cast<int>(cert.size())), BIO_free);
-  std::unique_ptr<BIO, decltype(&BIO_free)> key_bio(BIO_new_mem_buf(key.data(), static_cast<int>(key.size())), BIO_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> cert_bio(
+      BIO_new_mem_buf(cert.data(), static_cast<int>(cert.size())), BIO_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> key_bio(
+      BIO_new_mem_buf(key.data(), static_cast<int>(key.size())), BIO_free);
   parsed.cert.reset(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
   parsed.key.reset(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
   return parsed;
@@ -51,7 +53,9 @@ class SelfSignedCertTest : public ::testing::Test {
 
 TEST_F(SelfSignedCertTest, NamesTheHostsAndSignsItself) {
   TlsFiles files;
-  ASSERT_TRUE(EnsureSelfSignedCert(dir_ + "/fixtures/peer", {"127.0.0.1:2380", "localhost:2381", "[::1]:2382"}, &files).ok());
+  ASSERT_TRUE(EnsureSelfSignedCert(dir_ + "/fixtures/peer",
+                                   {"127.0.0.1:2380", "localhost:2381", "[::1]:2382"}, &files)
+                  .ok());
   EXPECT_EQ(files.cert_file, dir_ + "/fixtures/peer/cert.pem");
   EXPECT_EQ(files.key_file, dir_ + "/fixtures/peer/key.pem");
   EXPECT_TRUE(files.self_signed);
@@ -68,7 +72,9 @@ TEST_F(SelfSignedCertTest, NamesTheHostsAndSignsItself) {
   EXPECT_EQ(X509_check_purpose(parsed.cert.get(), X509_PURPOSE_SSL_SERVER, 0), 1);
   EXPECT_EQ(X509_check_purpose(parsed.cert.get(), X509_PURPOSE_SSL_CLIENT, 0), 1);
   int days = 0, seconds = 0;
-  ASSERT_EQ(ASN1_TIME_diff(&days, &seconds, X509_get0_notBefore(parsed.cert.get()), X509_get0_notAfter(parsed.cert.get())), 1);
+  ASSERT_EQ(ASN1_TIME_diff(&days, &seconds, X509_get0_notBefore(parsed.cert.get()),
+                           X509_get0_notAfter(parsed.cert.get())),
+            1);
   EXPECT_EQ(days, 365);
 
   struct stat key_stat {};

@@ -19,7 +19,8 @@ std::string ClientHelloOffering(const std::vector<std::string>& protocols) {
   SSL* ssl = SSL_new(ctx);
   std::string wire;
   for (const auto& p : protocols) wire += static_cast<char>(p.size()) + p;
-  if (!wire.empty()) SSL_set_alpn_protos(ssl, reinterpret_cast<const unsigned char*>(wire.data()), wire.size());
+  if (!wire.empty())
+    SSL_set_alpn_protos(ssl, reinterpret_cast<const unsigned char*>(wire.data()), wire.size());
   SSL_set_tlsext_host_name(ssl, "leasehold.example");
   BIO* in = BIO_new(BIO_s_mem());
   BIO* out = BIO_new(BIO_s_mem());
@@ -44,7 +45,8 @@ std::string SplitIntoTwoRecords(const std::string& hello, size_t at) {
     r += payload;
     return r;
   };
-  return record(std::string_view(message).substr(0, at)) + record(std::string_view(message).substr(at));
+  return record(std::string_view(message).substr(0, at)) +
+         record(std::string_view(message).substr(at));
 }
 
 TEST(TlsClientHelloTest, ReadsWhatARealClientOffers) {

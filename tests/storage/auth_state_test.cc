@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "common/etcd_errors.h"
-#include "storage/reopen.h"
 #include "storage/apply/state_machine.h"
+#include "storage/reopen.h"
 #include "storage/temp_dir.h"
 
 namespace leasehold::storage {
@@ -45,14 +45,15 @@ class AuthStateTest : public ::testing::Test {
     r.mutable_role_add()->set_name(name);
     return Auth(r);
   }
-  absl::Status GrantRole(const std::string& user, const std::string& role, const char* caller = nullptr) {
+  absl::Status GrantRole(const std::string& user, const std::string& role,
+                         const char* caller = nullptr) {
     internalpb::AuthRequest r;
     r.mutable_user_grant_role()->set_user(user);
     r.mutable_user_grant_role()->set_role(role);
     return Auth(r, caller);
   }
-  absl::Status GrantPermission(const std::string& role, authpb::Permission::Type type, const std::string& key,
-                               const std::string& end) {
+  absl::Status GrantPermission(const std::string& role, authpb::Permission::Type type,
+                               const std::string& key, const std::string& end) {
     internalpb::AuthRequest r;
     r.mutable_role_grant_permission()->set_name(role);
     r.mutable_role_grant_permission()->mutable_perm()->set_permtype(type);
@@ -172,7 +173,8 @@ TEST_F(AuthStateTest, RevokingALeaseNeedsWriteOnItsKeys) {
   ASSERT_TRUE(Apply(grant, "alice").ok());
   ASSERT_TRUE(Put("/a/l", "alice", 7).ok());
   ASSERT_TRUE(Put("/z", "root", 7).ok());
-  EXPECT_EQ(Put("/a/m", "alice", 7), errors::PermissionDenied());  // attaching needs write on /z too
+  EXPECT_EQ(Put("/a/m", "alice", 7),
+            errors::PermissionDenied());  // attaching needs write on /z too
   internalpb::InternalRequest revoke;
   revoke.mutable_lease_revoke()->set_id(7);
   EXPECT_EQ(Apply(revoke, "alice"), errors::PermissionDenied());

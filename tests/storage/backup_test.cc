@@ -9,8 +9,8 @@
 #include <openssl/sha.h>
 
 #include "leasehold/internal.pb.h"
-#include "storage/backup/bolt_file.h"
 #include "storage/backend/raft_log_store.h"
+#include "storage/backup/bolt_file.h"
 #include "tests/storage/temp_dir.h"
 
 namespace leasehold::storage {
@@ -61,16 +61,22 @@ class BackupTest : public ::testing::Test {
     lease.set_ttl_seconds(60);
     lease.set_deadline_unix_ms(123'456);
     batch.Put(keys::Lease(7), lease.SerializeAsString());
-    batch.Put(keys::Revision({2, 0}), std::string("p") + "\x0a\x01" "a");  // 'p' + KeyValue{key:"a"}
-    batch.Put(keys::Revision({3, 0}), std::string("p") + "\x0a\x01" "b");
-    batch.Put(keys::Revision({4, 0}), std::string("t") + "\x0a\x01" "b");  // b deleted
-    batch.Put("ablob-record", "a blob lease");               // sorts before the versions
+    batch.Put(keys::Revision({2, 0}), std::string("p") +
+                                          "\x0a\x01"
+                                          "a");  // 'p' + KeyValue{key:"a"}
+    batch.Put(keys::Revision({3, 0}), std::string("p") +
+                                          "\x0a\x01"
+                                          "b");
+    batch.Put(keys::Revision({4, 0}), std::string("t") +
+                                          "\x0a\x01"
+                                          "b");  // b deleted
+    batch.Put("ablob-record", "a blob lease");   // sorts before the versions
     Engine::PutMetaU64(&batch, "rev", 4);
-    Engine::PutMetaU64(&batch, "ci", 99);                    // the old cluster's applied index
-    batch.Put(keys::Meta("member/x"), "old member");         // the old cluster's membership
-    batch.Put(keys::Meta("identity"), "old identity");       // this member's own
+    Engine::PutMetaU64(&batch, "ci", 99);               // the old cluster's applied index
+    batch.Put(keys::Meta("member/x"), "old member");    // the old cluster's membership
+    batch.Put(keys::Meta("identity"), "old identity");  // this member's own
     batch.Put(keys::LogEntry(5), "a raft log entry");
-    raft::pb::ConfState voters;                              // the old cluster's Raft voters
+    raft::pb::ConfState voters;  // the old cluster's Raft voters
     voters.add_voters(42);
     RaftLogStore::PutConfState(voters, &batch);
     ASSERT_TRUE(source_->Write(&batch, true).ok());
@@ -123,8 +129,15 @@ TEST_F(BackupTest, FileIsABoltDatabaseInEtcdSchema) {
     k += '_' + std::string(8, '\0');
     return tombstone ? k + "t" : k;
   };
-  const std::vector<std::pair<std::string, std::string>> want_versions = {
-      {rev(2, false), "\x0a\x01" "a"}, {rev(3, false), "\x0a\x01" "b"}, {rev(4, true), "\x0a\x01" "b"}};
+  const std::vector<std::pair<std::string, std::string>> want_versions = {{rev(2, false),
+                                                                           "\x0a\x01"
+                                                                           "a"},
+                                                                          {rev(3, false),
+                                                                           "\x0a\x01"
+                                                                           "b"},
+                                                                          {rev(4, true),
+                                                                           "\x0a\x01"
+                                                                           "b"}};
   EXPECT_EQ(versions, want_versions);
   ASSERT_EQ(leases.size(), 1u);
   EXPECT_EQ(leases[0].first, std::string(7, '\0') + "\x07");
@@ -143,7 +156,8 @@ TEST_F(BackupTest, RestoreCarriesReplicatedRecordsOnly) {
   auto target = *Engine::Open(dir_.Sub("target"));
   ASSERT_TRUE(RestoreBackup(path_, target.get()).ok());
   for (int64_t main : {2, 3, 4}) {
-    EXPECT_EQ(*target->Get(keys::Revision({main, 0})), *source_->Get(keys::Revision({main, 0}))) << main;
+    EXPECT_EQ(*target->Get(keys::Revision({main, 0})), *source_->Get(keys::Revision({main, 0})))
+        << main;
   }
   EXPECT_EQ(*target->Get("ablob-record"), "a blob lease");
   EXPECT_EQ(*target->GetMetaU64("rev"), 4u);
@@ -167,7 +181,8 @@ TEST_F(BackupTest, FilesFromEarlierVersionsStillRestore) {
   raft::pb::ConfState voters;
   voters.add_voters(42);
   const std::string legacy = dir_.Sub("legacy");
-  WriteAll(legacy, LegacyBackup({{keys::Revision({2, 0}), std::string("p") + "\x0a\x01" "a"},
+  WriteAll(legacy, LegacyBackup({{keys::Revision({2, 0}), std::string("p") + "\x0a\x01"
+                                                                             "a"},
                                  {keys::Meta("conf_state"), voters.SerializeAsString()},
                                  {keys::Meta("rev"), std::string(7, '\0') + "\x02"}}));
   auto target = *Engine::Open(dir_.Sub("target"));
@@ -175,7 +190,9 @@ TEST_F(BackupTest, FilesFromEarlierVersionsStillRestore) {
   ASSERT_TRUE(summary.ok()) << summary.status();
   EXPECT_EQ(summary->keys, 1u);
   EXPECT_EQ(summary->revision, 2);
-  EXPECT_EQ(*target->Get(keys::Revision({2, 0})), std::string("p") + "\x0a\x01" "a");
+  EXPECT_EQ(*target->Get(keys::Revision({2, 0})), std::string("p") +
+                                                      "\x0a\x01"
+                                                      "a");
   EXPECT_TRUE(absl::IsNotFound(target->Get(keys::Meta("conf_state")).status()));
 }
 
@@ -194,7 +211,8 @@ TEST_F(BackupTest, DamagedFilesAreRefusedAndNothingIsWritten) {
   const std::string file = ReadAll(path_);
   std::string flipped = file;
   flipped[5000] ^= 1;
-  std::string huge_pair = file;  // the first leaf's first key claims 4 GiB, with a digest that matches
+  std::string huge_pair =
+      file;  // the first leaf's first key claims 4 GiB, with a digest that matches
   for (int i = 0; i < 4; ++i) huge_pair[3 * 4096 + 16 + 8 + i] = '\xff';
   huge_pair = Redigest(huge_pair);
   const std::string legacy = LegacyBackup({{keys::Meta("rev"), std::string(8, '\0')}});
@@ -205,8 +223,12 @@ TEST_F(BackupTest, DamagedFilesAreRefusedAndNothingIsWritten) {
   legacy_dirty_padding[legacy.size() - 33] = 'x';
   legacy_dirty_padding = Redigest(legacy_dirty_padding);
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"flipped", flipped}, {"truncated", file.substr(0, file.size() - 1)}, {"empty", ""},
-      {"foreign", std::string(544, 'z')}, {"huge-pair", huge_pair}, {"legacy-huge-key", legacy_huge_key},
+      {"flipped", flipped},
+      {"truncated", file.substr(0, file.size() - 1)},
+      {"empty", ""},
+      {"foreign", std::string(544, 'z')},
+      {"huge-pair", huge_pair},
+      {"legacy-huge-key", legacy_huge_key},
       {"legacy-dirty-padding", legacy_dirty_padding}};
   for (const auto& [name, data] : cases) {
     const std::string path = dir_.Sub(name);

@@ -1,10 +1,10 @@
 // The blob table through the state machine: lease outcomes by state (the Lease Blob reference's
-// tables), lease timing by core leases (expiry and the end of a break arrive as core lease revokes),
-// fencing tokens, and survival across a reopen.
+// tables), lease timing by core leases (expiry and the end of a break arrive as core lease
+// revokes), fencing tokens, and survival across a reopen.
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <map>
 
 #include "storage/apply/state_machine.h"
 #include "storage/reopen.h"
@@ -56,7 +56,8 @@ class BlobStateTest : public ::testing::Test {
     r.set_blob(blob);
     return r;
   }
-  static BlobRequest Lease(BlobRequest::LeaseAction action, const std::string& id = "", const std::string& proposed = "") {
+  static BlobRequest Lease(BlobRequest::LeaseAction action, const std::string& id = "",
+                           const std::string& proposed = "") {
     BlobRequest r = Op(BlobRequest::LEASE_BLOB);
     r.set_action(action);
     r.set_lease_id(id);
@@ -113,15 +114,20 @@ class BlobStateTest : public ::testing::Test {
   BlobLease::State State() { return Run(Read("")).record().lease().state(); }
   BlobLease StoredLease() {
     BlobLease lease;
-    sm_->ReadBlobTable([&](const BlobTable& table) { lease = table.Find(BlobKey{"c1", "b"})->lease(); });
+    sm_->ReadBlobTable([&](const BlobTable& table) {
+      lease = table.Find(BlobKey{"c1", "b"})->lease();
+    });
     return lease;
   }
 
   // Puts the blob's lease in `state` with id kA (a fixed 15 s lease where timing matters).
   void Reach(BlobLease::State state) {
     switch (state) {
-      case BlobLease::AVAILABLE: return;
-      case BlobLease::LEASED: ASSERT_EQ(Run(Acquire(kA, 15)).http_status(), 201); return;
+      case BlobLease::AVAILABLE:
+        return;
+      case BlobLease::LEASED:
+        ASSERT_EQ(Run(Acquire(kA, 15)).http_status(), 201);
+        return;
       case BlobLease::BREAKING:
         ASSERT_EQ(Run(Acquire(kA, 15)).http_status(), 201);
         ASSERT_EQ(Run(Break(10)).http_status(), 202);
@@ -134,7 +140,8 @@ class BlobStateTest : public ::testing::Test {
         ASSERT_EQ(Run(Acquire(kA, 15)).http_status(), 201);
         now_ += 15'000;
         return;
-      default: FAIL();
+      default:
+        FAIL();
     }
   }
 
@@ -154,36 +161,38 @@ struct Cell {
   BlobLease::State after;
 };
 
-void ExpectCell(BlobStateTest* t, const Cell& cell, const BlobResponse& response, BlobLease::State after) {
-  EXPECT_EQ(response.http_status(), cell.status) << "from state " << cell.before << ": " << response.error_code();
+void ExpectCell(BlobStateTest* t, const Cell& cell, const BlobResponse& response,
+                BlobLease::State after) {
+  EXPECT_EQ(response.http_status(), cell.status)
+      << "from state " << cell.before << ": " << response.error_code();
   EXPECT_EQ(response.error_code(), cell.code) << "from state " << cell.before;
   EXPECT_EQ(after, cell.after) << "from state " << cell.before;
 }
 
 using S = BlobLease;
 
-#define TABLE_TEST(name, request_expr, ...)                              \
-  TEST_F(BlobStateTest, name) {                                          \
-    for (const Cell& cell : std::vector<Cell>{__VA_ARGS__}) {            \
-      Recreate();                                                        \
-      Reach(cell.before);                                                \
-      const BlobResponse response = Run(request_expr);                   \
-      ExpectCell(this, cell, response, State());                         \
-    }                                                                    \
+#define TABLE_TEST(name, request_expr, ...)                   \
+  TEST_F(BlobStateTest, name) {                               \
+    for (const Cell& cell : std::vector<Cell>{__VA_ARGS__}) { \
+      Recreate();                                             \
+      Reach(cell.before);                                     \
+      const BlobResponse response = Run(request_expr);        \
+      ExpectCell(this, cell, response, State());              \
+    }                                                         \
   }
 
-TABLE_TEST(AcquireWithoutProposedId, Acquire("", 15),
-           Cell{S::AVAILABLE, 201, "", S::LEASED}, Cell{S::LEASED, 409, "LeaseAlreadyPresent", S::LEASED},
-           Cell{S::BREAKING, 409, "LeaseAlreadyPresent", S::BREAKING}, Cell{S::BROKEN, 201, "", S::LEASED},
-           Cell{S::EXPIRED, 201, "", S::LEASED})
-TABLE_TEST(AcquireSameId, Acquire(kA, 30),
-           Cell{S::AVAILABLE, 201, "", S::LEASED}, Cell{S::LEASED, 201, "", S::LEASED},
+TABLE_TEST(AcquireWithoutProposedId, Acquire("", 15), Cell{S::AVAILABLE, 201, "", S::LEASED},
+           Cell{S::LEASED, 409, "LeaseAlreadyPresent", S::LEASED},
+           Cell{S::BREAKING, 409, "LeaseAlreadyPresent", S::BREAKING},
+           Cell{S::BROKEN, 201, "", S::LEASED}, Cell{S::EXPIRED, 201, "", S::LEASED})
+TABLE_TEST(AcquireSameId, Acquire(kA, 30), Cell{S::AVAILABLE, 201, "", S::LEASED},
+           Cell{S::LEASED, 201, "", S::LEASED},
            Cell{S::BREAKING, 409, "LeaseIsBreakingAndCannotBeAcquired", S::BREAKING},
            Cell{S::BROKEN, 201, "", S::LEASED}, Cell{S::EXPIRED, 201, "", S::LEASED})
-TABLE_TEST(AcquireOtherId, Acquire(kB, 15),
-           Cell{S::AVAILABLE, 201, "", S::LEASED}, Cell{S::LEASED, 409, "LeaseAlreadyPresent", S::LEASED},
-           Cell{S::BREAKING, 409, "LeaseAlreadyPresent", S::BREAKING}, Cell{S::BROKEN, 201, "", S::LEASED},
-           Cell{S::EXPIRED, 201, "", S::LEASED})
+TABLE_TEST(AcquireOtherId, Acquire(kB, 15), Cell{S::AVAILABLE, 201, "", S::LEASED},
+           Cell{S::LEASED, 409, "LeaseAlreadyPresent", S::LEASED},
+           Cell{S::BREAKING, 409, "LeaseAlreadyPresent", S::BREAKING},
+           Cell{S::BROKEN, 201, "", S::LEASED}, Cell{S::EXPIRED, 201, "", S::LEASED})
 TABLE_TEST(BreakPeriodZero, Break(0),
            Cell{S::AVAILABLE, 409, "LeaseNotPresentWithLeaseOperation", S::AVAILABLE},
            Cell{S::LEASED, 202, "", S::BROKEN}, Cell{S::BREAKING, 202, "", S::BROKEN},
@@ -245,10 +254,10 @@ TABLE_TEST(WriteWithB, Write(kB),
            Cell{S::BREAKING, 412, "LeaseIdMismatchWithBlobOperation", S::BREAKING},
            Cell{S::BROKEN, 412, "LeaseNotPresentWithBlobOperation", S::BROKEN},
            Cell{S::EXPIRED, 412, "LeaseNotPresentWithBlobOperation", S::EXPIRED})
-TABLE_TEST(WriteWithoutLease, Write(""),
-           Cell{S::AVAILABLE, 200, "", S::AVAILABLE}, Cell{S::LEASED, 412, "LeaseIdMissing", S::LEASED},
-           Cell{S::BREAKING, 412, "LeaseIdMissing", S::BREAKING}, Cell{S::BROKEN, 200, "", S::AVAILABLE},
-           Cell{S::EXPIRED, 200, "", S::AVAILABLE})
+TABLE_TEST(WriteWithoutLease, Write(""), Cell{S::AVAILABLE, 200, "", S::AVAILABLE},
+           Cell{S::LEASED, 412, "LeaseIdMissing", S::LEASED},
+           Cell{S::BREAKING, 412, "LeaseIdMissing", S::BREAKING},
+           Cell{S::BROKEN, 200, "", S::AVAILABLE}, Cell{S::EXPIRED, 200, "", S::AVAILABLE})
 TABLE_TEST(ReadWithA, Read(kA),
            Cell{S::AVAILABLE, 412, "LeaseNotPresentWithBlobOperation", S::AVAILABLE},
            Cell{S::LEASED, 200, "", S::LEASED}, Cell{S::BREAKING, 200, "", S::BREAKING},
@@ -260,10 +269,9 @@ TABLE_TEST(ReadWithB, Read(kB),
            Cell{S::BREAKING, 412, "LeaseIdMismatchWithBlobOperation", S::BREAKING},
            Cell{S::BROKEN, 412, "LeaseNotPresentWithBlobOperation", S::BROKEN},
            Cell{S::EXPIRED, 412, "LeaseNotPresentWithBlobOperation", S::EXPIRED})
-TABLE_TEST(ReadWithoutLease, Read(""),
-           Cell{S::AVAILABLE, 200, "", S::AVAILABLE}, Cell{S::LEASED, 200, "", S::LEASED},
-           Cell{S::BREAKING, 200, "", S::BREAKING}, Cell{S::BROKEN, 200, "", S::BROKEN},
-           Cell{S::EXPIRED, 200, "", S::EXPIRED})
+TABLE_TEST(ReadWithoutLease, Read(""), Cell{S::AVAILABLE, 200, "", S::AVAILABLE},
+           Cell{S::LEASED, 200, "", S::LEASED}, Cell{S::BREAKING, 200, "", S::BREAKING},
+           Cell{S::BROKEN, 200, "", S::BROKEN}, Cell{S::EXPIRED, 200, "", S::EXPIRED})
 
 TEST_F(BlobStateTest, ExpiryArrivesAsACoreLeaseRevoke) {
   ASSERT_EQ(Run(Acquire(kA, 15)).http_status(), 201);
@@ -433,9 +441,11 @@ TEST_F(BlobStateTest, TwinsHashTheSameTagsAndMetadataAlike) {
   for (int twin = 0; twin < 5; ++twin) {
     std::unique_ptr<Engine> engine;
     std::unique_ptr<StateMachine> sm;
-    ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("twin" + std::to_string(twin)), &engine, &sm));
+    ASSERT_NO_FATAL_FAILURE(
+        testing::ReopenStateMachine(dir_.Sub("twin" + std::to_string(twin)), &engine, &sm));
     uint64_t index = 1;
-    for (BlobRequest request : {Op(BlobRequest::CREATE_CONTAINER, ""), Op(BlobRequest::PUT_BLOB), put}) {
+    for (BlobRequest request :
+         {Op(BlobRequest::CREATE_CONTAINER, ""), Op(BlobRequest::PUT_BLOB), put}) {
       if (request.blob() == "b") request.set_content("hello");
       internalpb::InternalRequest entry;
       *entry.mutable_blob() = request;

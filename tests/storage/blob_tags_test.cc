@@ -1,10 +1,10 @@
 // Azure's tag-set rules and the x-ms-if-tags expression language (storage/blob/blob_tags.h).
 #include "storage/blob/blob_tags.h"
 
-#include <gtest/gtest.h>
-
 #include <map>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace leasehold::storage {
 namespace {
@@ -62,7 +62,8 @@ TEST(TagConditionTest, AndBindsTighterThanOr) {
 
 TEST(TagConditionTest, QuotedKeysMayHoldSpacesButNoQuote) {
   EXPECT_TRUE(Meets("\"a b=c\" = 'd e'", {{"a b=c", "d e"}}));
-  // A doubled quote stands for a quote, which is not a tag character: such a key or value is refused.
+  // A doubled quote stands for a quote, which is not a tag character: such a key or value is
+  // refused.
   EXPECT_FALSE(TagCondition::Parse("\"k\"\"\" = 'x'").has_value());
   EXPECT_FALSE(TagCondition::Parse("k = 'it''s'").has_value());
 }
@@ -76,8 +77,9 @@ std::string Nested(size_t depth) {
 }
 
 TEST(TagConditionTest, RefusesWhatIsNotAnExpression) {
-  for (const char* bad : {"", "a", "a = b", "a == 'x'", "a = 'x", "(a = 'x'", "a = 'x')", "a = 'x' and",
-                          "a = 'x' xor b = 'y'", "a#b = 'x'", "a = 'x#'", "'a' = 'x'", "a = 'x' andb = 'y'"}) {
+  for (const char* bad :
+       {"", "a", "a = b", "a == 'x'", "a = 'x", "(a = 'x'", "a = 'x')", "a = 'x' and",
+        "a = 'x' xor b = 'y'", "a#b = 'x'", "a = 'x#'", "'a' = 'x'", "a = 'x' andb = 'y'"}) {
     EXPECT_FALSE(TagCondition::Parse(bad).has_value()) << bad;
   }
   // Nesting and length are bounded, so a hostile header cannot exhaust the stack.

@@ -18,10 +18,11 @@ using Pairs = std::vector<std::pair<std::string, std::string>>;
 
 absl::StatusOr<Pairs> ReadBucket(std::string_view file, std::string_view bucket) {
   Pairs pairs;
-  absl::Status st = ForEachInBoltBucket(file, bucket, [&](std::string_view key, std::string_view value) {
-    pairs.emplace_back(key, value);
-    return absl::OkStatus();
-  });
+  absl::Status st =
+      ForEachInBoltBucket(file, bucket, [&](std::string_view key, std::string_view value) {
+        pairs.emplace_back(key, value);
+        return absl::OkStatus();
+      });
   if (!st.ok()) return st;
   return pairs;
 }
@@ -37,7 +38,8 @@ TEST(BoltFileTest, BucketsReadBackInOrderAcrossPagesAndLevels) {
   small.emplace_back("a", "1");
   small.emplace_back("b", std::string(20'000, 'v'));  // needs overflow pages of its own
   small.emplace_back("c", "");
-  for (int i = 0; i < 20'000; ++i) many.emplace_back(Key(i), std::string(i % 50, 'x'));  // three levels
+  for (int i = 0; i < 20'000; ++i)
+    many.emplace_back(Key(i), std::string(i % 50, 'x'));  // three levels
   BoltFileBuilder builder;
   builder.AddBucket("empty");
   builder.AddBucket("many");

@@ -1,10 +1,10 @@
 // Engine: bounded iterators, the size estimate with preallocated write-ahead logs, and --wal-dir.
 #include "storage/backend/engine.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "storage/temp_dir.h"
 
@@ -78,7 +78,8 @@ TEST(EngineTest, CreatesADataDirAndItsMissingParentsPrivate) {
   }
 }
 
-// Reopening after a clean close replays nothing lost, and the closed log is trimmed to its contents.
+// Reopening after a clean close replays nothing lost, and the closed log is trimmed to its
+// contents.
 TEST(EngineTest, ReopensWithEverythingWritten) {
   testing::TempDir dir;
   {
@@ -103,7 +104,8 @@ TEST(EngineTest, KeepsItsLogInTheWalDirGiven) {
   const std::string data = dir.Sub("db"), wal = dir.Sub("disk2/wal");
   auto count_logs = [](const std::string& folder) {
     int logs = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(folder)) logs += entry.path().extension() == ".log";
+    for (const auto& entry : std::filesystem::directory_iterator(folder))
+      logs += entry.path().extension() == ".log";
     return logs;
   };
   {
@@ -115,7 +117,8 @@ TEST(EngineTest, KeepsItsLogInTheWalDirGiven) {
     EXPECT_GE(count_logs(wal), 1);
     EXPECT_EQ(count_logs(data), 0);
     EXPECT_GE((*engine)->ApproximateSize(), 10000);
-    EXPECT_EQ(std::filesystem::status(wal).permissions() & std::filesystem::perms::all, std::filesystem::perms::owner_all);
+    EXPECT_EQ(std::filesystem::status(wal).permissions() & std::filesystem::perms::all,
+              std::filesystem::perms::owner_all);
   }
   auto engine = Engine::Open(data, wal);
   ASSERT_TRUE(engine.ok()) << engine.status();
@@ -140,7 +143,8 @@ TEST(EngineTest, RefusesToOpenWithAnotherWalDir) {
     auto engine = Engine::Open(data, other);
     ASSERT_FALSE(engine.ok()) << "opened with wal dir '" << other << "'";
     EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_NE(engine.status().message().find("keeps its write-ahead log in " + dir.Sub("wal-a")), std::string::npos)
+    EXPECT_NE(engine.status().message().find("keeps its write-ahead log in " + dir.Sub("wal-a")),
+              std::string::npos)
         << engine.status();
   }
   auto engine = Engine::Open(data, dir.Sub("wal-a"));
@@ -162,7 +166,8 @@ TEST(EngineTest, ADataDirWithoutTheRecordKeepsItsLogInItself) {
     ASSERT_TRUE((*engine)->Write(&batch, true).ok());
   }
   ASSERT_TRUE(std::filesystem::remove(std::filesystem::path(data) / "LEASEHOLD_WAL_DIR"));
-  EXPECT_EQ(Engine::Open(data, dir.Sub("wal")).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Engine::Open(data, dir.Sub("wal")).status().code(),
+            absl::StatusCode::kFailedPrecondition);
   auto engine = Engine::Open(data);
   ASSERT_TRUE(engine.ok()) << engine.status();
   EXPECT_TRUE((*engine)->Get("k").ok());

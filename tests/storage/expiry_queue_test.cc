@@ -32,7 +32,7 @@ TEST(ExpiryQueueTest, RandomOperationsMatchReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   ExpiryQueue q;
-  std::map<int64_t, int64_t> expiry_of;            // id -> expiry
+  std::map<int64_t, int64_t> expiry_of;           // id -> expiry
   std::set<std::pair<int64_t, int64_t>> ordered;  // (expiry, id)
   for (int step = 0; step < 20000; ++step) {
     const int64_t id = static_cast<int64_t>(rng() % 500);

@@ -8,7 +8,8 @@ namespace {
 
 const std::string kAll(1, '\0');  // range_end "\0": every key from `key` on
 
-authpb::Permission Perm(authpb::Permission::Type type, const std::string& key, const std::string& end = "") {
+authpb::Permission Perm(authpb::Permission::Type type, const std::string& key,
+                        const std::string& end = "") {
   authpb::Permission p;
   p.set_permtype(type);
   p.set_key(key);
@@ -44,7 +45,7 @@ TEST(KeyPermissionsTest, PrefixPermissionCoversKeysAndSubRanges) {
   EXPECT_TRUE(Covers(perms, Access::kWrite, "/a/x"));
   EXPECT_TRUE(Covers(perms, Access::kRead, "/a/", "/a0"));
   EXPECT_TRUE(Covers(perms, Access::kRead, "/a/b", "/a/c"));
-  EXPECT_FALSE(Covers(perms, Access::kRead, "/a0"));       // the end is exclusive
+  EXPECT_FALSE(Covers(perms, Access::kRead, "/a0"));        // the end is exclusive
   EXPECT_FALSE(Covers(perms, Access::kRead, "/a/", kAll));  // runs past the end
   EXPECT_FALSE(Covers(perms, Access::kRead, "/", "/a0"));   // starts before it
 }
@@ -64,8 +65,9 @@ TEST(KeyPermissionsTest, AdjacentAndOverlappingPermissionsJoin) {
 
 TEST(KeyPermissionsTest, SingleKeysJoinIntoARange) {
   // [a, a\0) and [a\0, b): a single key followed by the range starting right after it.
-  std::vector<authpb::Permission> perms = {Perm(authpb::Permission::READ, "a"),
-                                           Perm(authpb::Permission::READ, std::string("a\0", 2), "b")};
+  std::vector<authpb::Permission> perms = {
+      Perm(authpb::Permission::READ, "a"),
+      Perm(authpb::Permission::READ, std::string("a\0", 2), "b")};
   EXPECT_TRUE(Covers(perms, Access::kRead, "a", "b"));
 }
 

@@ -41,7 +41,8 @@ TEST(LeaseCollectionTest, PrimaryExpiresInOrderAndRenewPostpones) {
   EXPECT_EQ(expired, (std::vector<int64_t>{2, 1}));
   // Popped leases come back after the retry interval if their revocation did not happen.
   EXPECT_TRUE(leases.PopExpired(12'000, 10, 7'000).empty());
-  EXPECT_EQ(leases.PopExpired(19'000, 10, 7'000), (std::vector<int64_t>{1, 2}));  // equal times: by id
+  EXPECT_EQ(leases.PopExpired(19'000, 10, 7'000),
+            (std::vector<int64_t>{1, 2}));  // equal times: by id
 }
 
 TEST(LeaseCollectionTest, ExpiredLeaseCannotBeRenewed) {
@@ -63,7 +64,8 @@ TEST(LeaseCollectionTest, LeasePoppedForRevocationStaysExpiredUntilRevoked) {
   EXPECT_EQ(leases.Renew(1, 12'500), 0);
   auto ttl = leases.Lookup(1, 13'000, false);
   ASSERT_TRUE(ttl.has_value());
-  EXPECT_EQ(ttl->remaining_seconds, -2);  // as etcd's TTL: seconds since expiry, truncated, negative
+  EXPECT_EQ(ttl->remaining_seconds,
+            -2);  // as etcd's TTL: seconds since expiry, truncated, negative
   // Nor does a checkpoint carry the retry delay to the next leader as time left.
   EXPECT_TRUE(leases.TakeCheckpoints(13'000).empty());
   // The revocation is retried after the delay if it did not happen.
@@ -141,7 +143,8 @@ TEST(LeaseCollectionTest, OneMillionLeases) {
   EXPECT_TRUE(leases.PopExpired(60'999, kLeases, 100'000).empty());
   EXPECT_EQ(leases.PopExpired(61'000, kLeases, 100'000).size(), static_cast<size_t>(kLeases / 2));
   std::printf("1M grant + 500k renew + 500k revoke: %lld ms\n",
-              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
 }
 
 }  // namespace

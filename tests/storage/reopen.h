@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "rocksdb/write_batch.h"
-#include "storage/backend/engine.h"
 #include "storage/apply/state_machine.h"
+#include "storage/backend/engine.h"
 
 namespace leasehold::testing {
 
@@ -29,7 +29,8 @@ inline void ReopenStateMachine(const std::string& dir, std::unique_ptr<storage::
 // Opens a fresh state machine in `dir` and installs `from`'s snapshot into it, as a lagging member
 // does (applied up to index 100). Call through ASSERT_NO_FATAL_FAILURE.
 inline void CopyBySnapshot(const storage::StateMachine& from, const std::string& dir,
-                           std::unique_ptr<storage::Engine>* engine, std::unique_ptr<storage::StateMachine>* copy) {
+                           std::unique_ptr<storage::Engine>* engine,
+                           std::unique_ptr<storage::StateMachine>* copy) {
   std::string dump;
   ASSERT_TRUE(from.Dump(&dump).ok());
   ASSERT_NO_FATAL_FAILURE(ReopenStateMachine(dir, engine, copy));

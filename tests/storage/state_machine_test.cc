@@ -59,7 +59,8 @@ class StateMachineTest : public ::testing::Test {
     return Apply(e);
   }
 
-  etcdserverpb::RangeResponse Get(const std::string& key, const std::string& end = "", int64_t rev = 0) {
+  etcdserverpb::RangeResponse Get(const std::string& key, const std::string& end = "",
+                                  int64_t rev = 0) {
     etcdserverpb::RangeRequest r;
     r.set_key(key);
     r.set_range_end(end);
@@ -163,7 +164,8 @@ TEST_F(StateMachineTest, CompactionKeepsLatestAndRefusesOldOrFuture) {
   etcdserverpb::RangeRequest r;
   r.set_key("a");
   r.set_revision(2);
-  EXPECT_EQ(sm_->Range(r).status().message(), "etcdserver: mvcc: required revision has been compacted");
+  EXPECT_EQ(sm_->Range(r).status().message(),
+            "etcdserver: mvcc: required revision has been compacted");
   EXPECT_EQ(Get("a", "", 4).kvs(0).value(), "2");
   EXPECT_EQ(Get("b", "", 4).kvs(0).value(), "1");
   Reopen();
@@ -175,7 +177,7 @@ TEST_F(StateMachineTest, AStoreNeverCompactedTakesACompactionToZeroOnce) {
   Put("a", "1");
   internalpb::InternalRequest c;
   c.mutable_compaction()->set_revision(0);
-  Reopen();  // "never compacted" survives a restart
+  Reopen();                           // "never compacted" survives a restart
   EXPECT_TRUE(Apply(c).status.ok());  // as etcd: compacted revision 0
   EXPECT_EQ(sm_->compacted_revision(), 0);
   EXPECT_EQ(Get("a").kvs(0).value(), "1");
@@ -342,7 +344,8 @@ TEST_F(StateMachineTest, NospaceRefusesGrowthUntilClearedAndSurvivesRestart) {
   ApplyResult raised = alarm(etcdserverpb::AlarmRequest::ACTIVATE, 7);
   ASSERT_EQ(raised.response.alarm().alarms_size(), 1);
   EXPECT_EQ(raised.response.alarm().alarms(0).memberid(), 7u);
-  EXPECT_EQ(alarm(etcdserverpb::AlarmRequest::ACTIVATE, 7).response.alarm().alarms_size(), 1);  // as etcd: answered again
+  EXPECT_EQ(alarm(etcdserverpb::AlarmRequest::ACTIVATE, 7).response.alarm().alarms_size(),
+            1);  // as etcd: answered again
   Reopen();
   EXPECT_TRUE(sm_->alarms().Raised(etcdserverpb::NOSPACE));
   EXPECT_EQ(Put("b", "2").status, errors::NoSpace());
@@ -355,7 +358,8 @@ TEST_F(StateMachineTest, NospaceRefusesGrowthUntilClearedAndSurvivesRestart) {
   // What frees space still applies.
   EXPECT_TRUE(Revoke(1).status.ok());
   EXPECT_EQ(Get("a").kvs_size(), 0);
-  EXPECT_EQ(alarm(etcdserverpb::AlarmRequest::DEACTIVATE, 8).response.alarm().alarms_size(), 0);  // not raised by 8
+  EXPECT_EQ(alarm(etcdserverpb::AlarmRequest::DEACTIVATE, 8).response.alarm().alarms_size(),
+            0);  // not raised by 8
   EXPECT_EQ(alarm(etcdserverpb::AlarmRequest::DEACTIVATE, 7).response.alarm().alarms_size(), 1);
   EXPECT_FALSE(sm_->alarms().Raised(etcdserverpb::NOSPACE));
   EXPECT_TRUE(Put("b", "2").status.ok());
@@ -434,7 +438,8 @@ TEST_F(StateMachineTest, HashesAgreeOnTheSameStateAndTellOthersApart) {
   ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("twin"), &twin_engine, &twin));
   ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("other"), &other_engine, &other));
   uint64_t index = 1;
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{{"a", "1"}, {"b", "2"}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"a", "1"}, {"b", "2"}}) {
     internalpb::InternalRequest e;
     e.set_time_unix_ms(1'000'000);
     e.mutable_put()->set_key(key);
@@ -520,7 +525,8 @@ TEST_F(StateMachineTest, MemberUpdateReplacesPeerUrlsOrRefusesAsEtcd) {
   EXPECT_EQ(update(2, {"http://10.0.0.9:2380", "http://10.0.0.1:2380"}), errors::PeerUrlExists());
   EXPECT_EQ(urls_of(2), std::vector<std::string>{"http://10.0.0.2:2380"});
 
-  ASSERT_TRUE(update(2, {"http://10.0.0.2:2380", "http://10.0.0.7:2381"}).ok());  // its own URL may stay
+  ASSERT_TRUE(
+      update(2, {"http://10.0.0.2:2380", "http://10.0.0.7:2381"}).ok());  // its own URL may stay
   EXPECT_EQ(urls_of(2), (std::vector<std::string>{"http://10.0.0.2:2380", "http://10.0.0.7:2381"}));
   EXPECT_EQ(urls_of(1), std::vector<std::string>{"http://10.0.0.1:2380"});
   const uint64_t applied = sm_->applied_index();

@@ -10,8 +10,9 @@ namespace leasehold::testing {
 class TempDir {
  public:
   TempDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("leasehold-test-" + std::to_string(std::random_device{}()) + std::to_string(::getpid()));
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("leasehold-test-" + std::to_string(std::random_device{}()) + std::to_string(::getpid()));
     std::filesystem::create_directories(path_);
   }
   ~TempDir() { std::filesystem::remove_all(path_); }

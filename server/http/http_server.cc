@@ -11,7 +11,6 @@
 #include "boost/asio/dispatch.hpp"
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
-#include "boost/asio/local/stream_protocol.hpp"
 #include "boost/asio/post.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/strand.hpp"
@@ -26,8 +25,8 @@
 #include "boost/beast/http/serializer.hpp"
 #include "boost/beast/http/write.hpp"
 #include "boost/beast/ssl/ssl_stream.hpp"
+#include "server/http/port_sharing.h"
 #include "server/tls/certificate_rules.h"
-#include "server/tls/tls_client_hello.h"
 
 namespace leasehold::server {
 namespace {
@@ -312,147 +311,6 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   const HttpServer::Handler& handler_;
 };
 
-// Carries bytes both ways between a client and gRPC's TLS listener, unread, until both directions
-// have ended: the TLS session is the client's with gRPC, so gRPC sees its certificate. The listener
-// is on an abstract Unix socket (cheaper than loopback TCP for every byte). Both sockets share the
-// accepted connection's strand.
-class Relay : public std::enable_shared_from_this<Relay> {
- public:
-  Relay(tcp::socket client, const std::string& abstract_name)
-      : client_(std::move(client)), upstream_(client_.get_executor()), name_(abstract_name) {}
-
-  void Start() {
-    upstream_.async_connect(asio::local::stream_protocol::endpoint(std::string(1, '\0') + name_),
-                            [self = this->shared_from_this()](beast::error_code ec) {
-                              if (ec) return self->CloseBoth();
-                              self->Pump(self->client_, self->upstream_, self->to_upstream_);
-                              self->Pump(self->upstream_, self->client_, self->to_client_);
-                            });
-  }
-
- private:
-  // A TLS record's most: one read usually carries whole records.
-  using Buffer = std::array<char, 16 * 1024 + 64>;
-
-  template <typename From, typename To>
-  void Pump(From& from, To& to, Buffer& buffer) {
-    from.async_read_some(asio::buffer(buffer), [self = this->shared_from_this(), &from, &to,
-                                                &buffer](beast::error_code ec, size_t n) {
-      if (ec) {
-        // One side has finished sending: pass that on, and close once both have (at once on an
-        // error).
-        beast::error_code ignored;
-        to.shutdown(asio::socket_base::shutdown_send, ignored);
-        if (++self->ended_ == 2 || ec != asio::error::eof) self->CloseBoth();
-        return;
-      }
-      asio::async_write(to, asio::buffer(buffer.data(), n),
-                        [self, &from, &to, &buffer](beast::error_code ec, size_t) {
-                          if (ec) return self->CloseBoth();
-                          self->Pump(from, to, buffer);
-                        });
-    });
-  }
-
-  void CloseBoth() {
-    beast::error_code ignored;
-    client_.close(ignored);
-    upstream_.close(ignored);
-  }
-
-  tcp::socket client_;
-  asio::local::stream_protocol::socket upstream_;
-  const std::string name_;
-  int ended_ = 0;
-  Buffer to_upstream_;
-  Buffer to_client_;
-};
-
-// Reads a new connection's first bytes without consuming them, to tell where it goes. On a plain
-// port shared with gRPC: HTTP/2's preface (a gRPC client, handed over) from HTTP/1 (served here).
-// On an https:// port shared with gRPC: a ClientHello offering HTTP/2 alone (a gRPC client,
-// relayed) from the rest (served here over TLS).
-class Sniffer : public std::enable_shared_from_this<Sniffer> {
- public:
-  // `tls`: the https:// port's context; null for a plain port.
-  Sniffer(tcp::socket socket, asio::ssl::context* tls, const HttpServer::Options& options,
-          const HttpServer::Handler& handler)
-      : socket_(std::move(socket)),
-        timer_(socket_.get_executor()),
-        retry_(socket_.get_executor()),
-        tls_(tls),
-        bytes_(tls != nullptr ? kMaxClientHelloBytes + 256 : kPreface.size()),
-        options_(options),
-        handler_(handler) {}
-
-  void Start() {
-    timer_.expires_after(tls_ != nullptr ? kHandshakeTimeout : kIdleTimeout);
-    timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
-      if (!ec) self->socket_.close(ec);  // silent for too long: the pending peek fails and ends it
-    });
-    Peek();
-  }
-
- private:
-  static constexpr std::string_view kPreface = "PRI";
-
-  void Peek() {
-    socket_.async_receive(
-        asio::buffer(bytes_), tcp::socket::message_peek,
-        [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnPeek(ec, n); });
-  }
-
-  void OnPeek(beast::error_code ec, size_t n) {
-    if (ec || n == 0) {
-      timer_.cancel();
-      return;  // closed before saying anything (or timed out): the socket closes with us
-    }
-    const std::string_view seen(bytes_.data(), n);
-    if (!CanTell(seen)) {
-      // The rest is on its way ("P" may start "PRI" or "POST"; a hello may come in pieces): look
-      // again in a moment, a little later each time, so a client that stops halfway costs little
-      // until the timeout.
-      retry_.expires_after(retry_delay_);
-      retry_delay_ = std::min(retry_delay_ * 2, std::chrono::milliseconds(64));
-      retry_.async_wait([self = this->shared_from_this()](beast::error_code) { self->Peek(); });
-      return;
-    }
-    timer_.cancel();
-    if (tls_ == nullptr) {
-      if (seen.starts_with(kPreface)) return options_.divert_http2(socket_.release());
-      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket_)), options_,
-                                                   handler_)
-          ->Start();
-      return;
-    }
-    if (hello_.verdict == ClientHelloAlpn::Verdict::kRead && OffersHttp2Only(hello_.protocols)) {
-      std::make_shared<Relay>(std::move(socket_), options_.relay_grpc_tls_to)->Start();
-      return;
-    }
-    // Anything else, plaintext included, meets the TLS handshake here (and fails it, as on etcd's).
-    std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket_), *tls_), options_, handler_)
-        ->Start();
-  }
-
-  // Whether `seen` is enough to tell where the connection goes (on an https:// port, the hello read
-  // from it is kept in hello_).
-  bool CanTell(std::string_view seen) {
-    if (tls_ == nullptr) return seen.size() >= kPreface.size() || !kPreface.starts_with(seen);
-    hello_ = ReadClientHelloAlpn(seen);
-    return hello_.verdict != ClientHelloAlpn::Verdict::kNeedMore;
-  }
-
-  tcp::socket socket_;
-  asio::steady_timer timer_;
-  asio::steady_timer retry_;
-  std::chrono::milliseconds retry_delay_{1};
-  asio::ssl::context* const tls_;
-  std::vector<char> bytes_;
-  ClientHelloAlpn hello_;
-  const HttpServer::Options& options_;
-  const HttpServer::Handler& handler_;
-};
-
 }  // namespace
 
 HttpResponse MakeHttpResponse(http::status status, std::string_view content_type,
@@ -473,28 +331,36 @@ struct HttpServer::Impl {
       if (ec == asio::error::operation_aborted) return;
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
-        if (tls_context && !options.relay_grpc_tls_to.empty()) {
-          std::make_shared<Sniffer>(std::move(socket), tls_context.get(), options, handler)
-              ->Start();
-        } else if (tls_context) {
-          std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls_context), options,
-                                               handler)
-              ->Start();
-        } else if (options.divert_http2) {
-          std::make_shared<Sniffer>(std::move(socket), nullptr, options, handler)->Start();
+        if (shared_port) {
+          RouteSharedConnection(std::move(socket), tls_context != nullptr, routes);
         } else {
-          std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)),
-                                                       options, handler)
-              ->Start();
+          Serve(std::move(socket));
         }
       }
       Accept();
     });
   }
 
+  // Serves `socket` as HTTP/1.1, over TLS when the port is https://.
+  void Serve(tcp::socket socket) {
+    if (tls_context) {
+      std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls_context), options,
+                                           handler)
+          ->Start();
+    } else {
+      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), options,
+                                                   handler)
+          ->Start();
+    }
+  }
+
   Options options;
   Handler handler;
   std::unique_ptr<asio::ssl::context> tls_context;  // set by Start when options.tls is
+  // Whether gRPC shares the port (options.divert_http2, or options.relay_grpc_tls_to with TLS),
+  // and where its connections go.
+  bool shared_port = false;
+  SharedPortRoutes routes;
   asio::io_context io;
   tcp::acceptor acceptor;
   std::vector<std::thread> threads;
@@ -574,6 +440,11 @@ absl::Status HttpServer::Start() {
   auto address = asio::ip::make_address(impl_->options.host, ec);
   if (ec) return absl::InvalidArgumentError("HTTP listener: bad address " + impl_->options.host);
   tcp::endpoint endpoint(address, impl_->options.port);
+  Impl& impl = *impl_;
+  impl.shared_port = impl.tls_context ? !impl.options.relay_grpc_tls_to.empty()
+                                      : static_cast<bool>(impl.options.divert_http2);
+  impl.routes = SharedPortRoutes{impl.options.divert_http2, impl.options.relay_grpc_tls_to,
+                                 [&impl](tcp::socket socket) { impl.Serve(std::move(socket)); }};
   auto& acceptor = impl_->acceptor;
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);

@@ -57,12 +57,11 @@ std::optional<std::string> LeaseIdHeader(const HttpRequest& request, const std::
 }
 
 // A base64 MD5 header: `digest` gets its 16 bytes, or stays empty when the header is absent.
-std::optional<BlobError> Md5Header(const HttpRequest& request, const char* name,
-                                   std::string* digest) {
+absl::Status Md5Header(const HttpRequest& request, const char* name, std::string* digest) {
   const std::string value = Header(request, name);
-  if (value.empty()) return std::nullopt;
+  if (value.empty()) return absl::OkStatus();
   if (!absl::Base64Unescape(value, digest) || digest->size() != 16) return BadHeader(name, value);
-  return std::nullopt;
+  return absl::OkStatus();
 }
 
 void ParseTags(const std::string& value, google::protobuf::RepeatedPtrField<std::string>* out) {
@@ -131,8 +130,8 @@ std::string Header(const HttpRequest& request, std::string_view name) {
   return it == request.end() ? std::string() : std::string(it->value());
 }
 
-std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool with_metadata,
-                                            internalpb::BlobRequest* out) {
+absl::Status ParseCommonHeaders(const HttpRequest& request, bool with_metadata,
+                                internalpb::BlobRequest* out) {
   BlobError error;
   auto lease_id = LeaseIdHeader(request, "x-ms-lease-id", &error);
   if (!lease_id) return error;
@@ -165,20 +164,18 @@ std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool wit
           std::string(absl::StripAsciiWhitespace(std::string(field.value())));
     }
   }
-  return std::nullopt;
+  return absl::OkStatus();
 }
 
-std::optional<BlobError> ParseTagCondition(const HttpRequest& request,
-                                           internalpb::BlobRequest* out) {
+absl::Status ParseTagCondition(const HttpRequest& request, internalpb::BlobRequest* out) {
   std::string if_tags = Header(request, "x-ms-if-tags");
-  if (if_tags.empty()) return std::nullopt;
+  if (if_tags.empty()) return absl::OkStatus();
   if (!storage::TagCondition::Parse(if_tags)) return BadHeader("x-ms-if-tags", if_tags);
   out->mutable_conditions()->set_if_tags(std::move(if_tags));
-  return std::nullopt;
+  return absl::OkStatus();
 }
 
-std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request,
-                                           internalpb::BlobRequest* out) {
+absl::Status ParseLeaseHeaders(const HttpRequest& request, internalpb::BlobRequest* out) {
   using Request = internalpb::BlobRequest;
   const std::string action = absl::AsciiStrToLower(Header(request, "x-ms-lease-action"));
   if (action.empty()) return MissingHeader("x-ms-lease-action");
@@ -233,21 +230,20 @@ std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request,
     default:
       break;
   }
-  return std::nullopt;
+  return absl::OkStatus();
 }
 
-std::optional<BlobError> ParseFencingToken(const HttpRequest& request,
-                                           internalpb::BlobRequest* out) {
+absl::Status ParseFencingToken(const HttpRequest& request, internalpb::BlobRequest* out) {
   const std::string token = Header(request, "x-leasehold-if-fencing-token");
-  if (token.empty()) return std::nullopt;
+  if (token.empty()) return absl::OkStatus();
   int64_t value = 0;
   if (!absl::SimpleAtoi(token, &value) || value <= 0)
     return BadHeader("x-leasehold-if-fencing-token", token);
   out->set_if_fencing_token(value);
-  return std::nullopt;
+  return absl::OkStatus();
 }
 
-std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequest* out) {
+absl::Status ParsePutBlob(HttpRequest& request, internalpb::BlobRequest* out) {
   const std::string type = Header(request, "x-ms-blob-type");
   if (type.empty()) return MissingHeader("x-ms-blob-type");
   if (type != "BlockBlob") {
@@ -262,7 +258,7 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
              nullptr);
   const std::string md5(reinterpret_cast<const char*>(digest), digest_length);
   std::string given;
-  if (auto error = Md5Header(request, "Content-MD5", &given)) return error;
+  if (absl::Status error = Md5Header(request, "Content-MD5", &given); !error.ok()) return error;
   if (!given.empty() && given != md5) {
     return BlobError{400,
                      "Md5Mismatch",
@@ -282,27 +278,28 @@ std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequ
   p->set_cache_control(either("x-ms-blob-cache-control", "Cache-Control"));
   p->set_content_disposition(either("x-ms-blob-content-disposition", "Content-Disposition"));
   std::string blob_md5;
-  if (auto error = Md5Header(request, "x-ms-blob-content-md5", &blob_md5)) return error;
+  if (absl::Status error = Md5Header(request, "x-ms-blob-content-md5", &blob_md5); !error.ok())
+    return error;
   p->set_content_md5(blob_md5.empty() ? md5 : blob_md5);
-  if (auto error = ParseTagsHeader(request, out)) return error;
+  if (absl::Status error = ParseTagsHeader(request, out); !error.ok()) return error;
   out->set_content(std::move(request.body()));
   return ParseFencingToken(request, out);
 }
 
-std::optional<BlobError> ParseBlobProperties(const HttpRequest& request,
-                                             internalpb::BlobRequest* out) {
+absl::Status ParseBlobProperties(const HttpRequest& request, internalpb::BlobRequest* out) {
   auto* p = out->mutable_properties();
   p->set_content_type(Header(request, "x-ms-blob-content-type"));
   p->set_content_encoding(Header(request, "x-ms-blob-content-encoding"));
   p->set_content_language(Header(request, "x-ms-blob-content-language"));
   p->set_cache_control(Header(request, "x-ms-blob-cache-control"));
   p->set_content_disposition(Header(request, "x-ms-blob-content-disposition"));
-  if (auto error = Md5Header(request, "x-ms-blob-content-md5", p->mutable_content_md5()))
+  if (absl::Status error = Md5Header(request, "x-ms-blob-content-md5", p->mutable_content_md5());
+      !error.ok())
     return error;
   return ParseFencingToken(request, out);
 }
 
-std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb::BlobRequest* out) {
+absl::Status ParseTagsHeader(const HttpRequest& request, internalpb::BlobRequest* out) {
   const std::string value = Header(request, "x-ms-tags");
   std::vector<std::pair<std::string, std::string>> tags;
   for (absl::string_view piece : absl::StrSplit(value, '&', absl::SkipEmpty())) {
@@ -318,12 +315,12 @@ std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb:
   return SetTags(std::move(tags), out);
 }
 
-std::optional<BlobError> SetTags(std::vector<std::pair<std::string, std::string>> tags,
-                                 internalpb::BlobRequest* out) {
+absl::Status SetTags(std::vector<std::pair<std::string, std::string>> tags,
+                     internalpb::BlobRequest* out) {
   if (auto problem = storage::CheckTagSet(tags))
     return BlobError{400, problem->code, problem->message, {}};
   for (auto& [key, value] : tags) (*out->mutable_tags())[std::move(key)] = std::move(value);
-  return std::nullopt;
+  return absl::OkStatus();
 }
 
 }  // namespace leasehold::server

@@ -9,19 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "leasehold/internal.pb.h"
+#include "server/blob/blob_error.h"
 #include "server/http/http_server.h"
 
 namespace leasehold::server {
-
-// An Azure error answer: status, x-ms-error-code, message, and extra XML elements (HeaderName,
-// ...).
-struct BlobError {
-  int status = 400;
-  std::string code;
-  std::string message;
-  std::vector<std::pair<std::string, std::string>> details;
-};
 
 // The request target, split and percent-decoded.
 struct BlobTarget {
@@ -46,30 +39,32 @@ BlobError BadHeader(const std::string& name, const std::string& value);
 std::string Header(const HttpRequest& request, std::string_view name);
 
 // Fills `out` with the lease id (x-ms-lease-id), the HTTP conditions and, when `with_metadata`, the
-// x-ms-meta-* headers. Returns the refusal for a malformed value.
-std::optional<BlobError> ParseCommonHeaders(const HttpRequest& request, bool with_metadata,
-                                            internalpb::BlobRequest* out);
+// x-ms-meta-* headers. Returns the refusal (a BlobError) for a malformed value; the other
+// parsers likewise.
+[[nodiscard]] absl::Status ParseCommonHeaders(const HttpRequest& request, bool with_metadata,
+                                              internalpb::BlobRequest* out);
 // x-ms-if-tags, on blob operations (the service ignores it on containers). A malformed expression
 // is refused even when the blob does not exist, as the service reads the header first.
-std::optional<BlobError> ParseTagCondition(const HttpRequest& request,
-                                           internalpb::BlobRequest* out);
+[[nodiscard]] absl::Status ParseTagCondition(const HttpRequest& request,
+                                             internalpb::BlobRequest* out);
 // Fills the lease action fields of a Lease Blob / Lease Container request.
-std::optional<BlobError> ParseLeaseHeaders(const HttpRequest& request,
-                                           internalpb::BlobRequest* out);
+[[nodiscard]] absl::Status ParseLeaseHeaders(const HttpRequest& request,
+                                             internalpb::BlobRequest* out);
 // Fills the content, properties, tags (x-ms-tags) and (x-leasehold-if-fencing-token) of a Put Blob
 // request.
-std::optional<BlobError> ParsePutBlob(HttpRequest& request, internalpb::BlobRequest* out);
+[[nodiscard]] absl::Status ParsePutBlob(HttpRequest& request, internalpb::BlobRequest* out);
 // Set Blob Properties: the six x-ms-blob-* properties; one not sent is cleared, as the service
 // does.
-std::optional<BlobError> ParseBlobProperties(const HttpRequest& request,
-                                             internalpb::BlobRequest* out);
+[[nodiscard]] absl::Status ParseBlobProperties(const HttpRequest& request,
+                                               internalpb::BlobRequest* out);
 // x-ms-tags: a form-encoded "k1=v1&k2=v2", held to the rules of Set Blob Tags.
-std::optional<BlobError> ParseTagsHeader(const HttpRequest& request, internalpb::BlobRequest* out);
-// Sets out->tags to `tags` (in the order sent) if they meet Azure's tag rules; else the rule's 400.
-std::optional<BlobError> SetTags(std::vector<std::pair<std::string, std::string>> tags,
-                                 internalpb::BlobRequest* out);
-// x-leasehold-if-fencing-token on writes.
-std::optional<BlobError> ParseFencingToken(const HttpRequest& request,
+[[nodiscard]] absl::Status ParseTagsHeader(const HttpRequest& request,
                                            internalpb::BlobRequest* out);
+// Sets out->tags to `tags` (in the order sent) if they meet Azure's tag rules; else the rule's 400.
+[[nodiscard]] absl::Status SetTags(std::vector<std::pair<std::string, std::string>> tags,
+                                   internalpb::BlobRequest* out);
+// x-leasehold-if-fencing-token on writes.
+[[nodiscard]] absl::Status ParseFencingToken(const HttpRequest& request,
+                                             internalpb::BlobRequest* out);
 
 }  // namespace leasehold::server

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "server/blob/blob_format.h"
 #include "server/blob/blob_request_parser.h"
+#include "server/blob/blob_routes.h"
 #include "server/blob/blob_tag_document.h"
 #include "server/blob/guid.h"
 #include "server/observability/metrics.h"
@@ -76,14 +77,6 @@ BlobError NoSnapshots(const std::string& parameter, const std::string& value) {
                    {{"QueryParameterName", parameter}, {"QueryParameterValue", value}}};
 }
 
-// Set and Get Blob Tags honour x-ms-if-tags and no other condition (the service ignores If-Match
-// and the dates there).
-void KeepOnlyTagCondition(BlobRequest* blob) {
-  std::string if_tags = blob->conditions().if_tags();
-  blob->clear_conditions();
-  blob->mutable_conditions()->set_if_tags(std::move(if_tags));
-}
-
 }  // namespace
 
 struct BlobService::Call {
@@ -106,6 +99,7 @@ struct BlobService::Call {
     return response;
   }
 
+  void Fail(const absl::Status& error) const { Fail(BlobErrorOf(error)); }
   void Fail(const BlobError& error) const {
     HttpResponse response = Base(error.status);
     response.set("x-ms-error-code", error.code);
@@ -182,137 +176,64 @@ void BlobService::Handle(HttpRequest&& request, HttpServer::Respond respond) {
 
 void BlobService::Dispatch(std::shared_ptr<Call> call, HttpRequest& request,
                            const BlobTarget& target) {
-  const http::verb method = request.method();
   const std::string comp = target.Param("comp");
-  const std::string restype = target.Param("restype");
+  auto fail = [&](const absl::Status& error) { call->Fail(error); };
+
+  BlobResource resource = BlobResource::kAccount;
+  if (!target.container.empty()) {
+    if (target.container.size() < 3 || target.container.size() > 63) {
+      return fail(
+          BlobError{400,
+                    "OutOfRangeInput",
+                    "The specified resource name length is not within the permissible limits.",
+                    {}});
+    }
+    if (!ValidContainerName(target.container)) return fail(InvalidResourceName());
+    resource = BlobResource::kContainer;
+    if (target.blob.empty()) {
+      if (target.Param("restype") != "container") return fail(UnsupportedOperation());
+    } else {
+      if (!ValidBlobName(target.blob)) return fail(InvalidResourceName());
+      resource = BlobResource::kBlob;
+    }
+  }
+  const BlobRoute* route = FindBlobRoute(resource, request.method(), comp);
+  if (route == nullptr && !KnownComp(resource, comp)) return fail(UnsupportedOperation());
+
   BlobRequest blob;
   blob.set_container(target.container);
   blob.set_blob(target.blob);
+  if (resource == BlobResource::kBlob) {
+    // Read first, whatever the operation, as the service reads them.
+    for (const char* version : {"snapshot", "versionid"}) {
+      if (target.Has(version)) return fail(NoSnapshots(version, target.Param(version)));
+    }
+    if (absl::Status st = ParseTagCondition(request, &blob); !st.ok()) return fail(st);
+  }
+  if (route == nullptr) return fail(VerbNotSupported());
 
-  auto fail = [&](const BlobError& error) { call->Fail(error); };
-  auto common = [&](bool with_metadata) {
-    if (auto error = ParseCommonHeaders(request, with_metadata, &blob)) {
-      fail(*error);
-      return false;
-    }
-    return true;
-  };
-
-  // The account: List Containers.
-  if (target.container.empty()) {
-    if (method == http::verb::get && comp == "list") return ListContainers(call, target);
-    if (comp != "list" && !comp.empty()) return fail(UnsupportedOperation());
-    return fail(VerbNotSupported());
+  switch (route->action) {
+    case BlobRoute::Action::kListContainers:
+      return ListContainers(call, target);
+    case BlobRoute::Action::kListBlobs:
+      return ListBlobs(call, target);
+    case BlobRoute::Action::kPropose:
+    case BlobRoute::Action::kRead:
+      break;
   }
-  if (target.container.size() < 3 || target.container.size() > 63) {
-    return fail(
-        BlobError{400,
-                  "OutOfRangeInput",
-                  "The specified resource name length is not within the permissible limits.",
-                  {}});
-  }
-  if (!ValidContainerName(target.container)) return fail(InvalidResourceName());
-
-  // A container.
-  if (target.blob.empty()) {
-    if (restype != "container") return fail(UnsupportedOperation());
-    if (method == http::verb::get && comp == "list") return ListBlobs(call, target);
-    if (!comp.empty() && comp != "lease" && comp != "metadata") return fail(UnsupportedOperation());
-    if (method == http::verb::put && comp.empty()) {
-      if (!common(true)) return;
-      blob.set_op(BlobRequest::CREATE_CONTAINER);
-      blob.set_public_access(Header(request, "x-ms-blob-public-access"));
-      if (!blob.public_access().empty() && blob.public_access() != "container" &&
-          blob.public_access() != "blob") {
-        return fail(BadHeader("x-ms-blob-public-access", blob.public_access()));
-      }
-      return Propose(call, std::move(blob));
-    }
-    if (method == http::verb::delete_ && comp.empty()) {
-      if (!common(false)) return;
-      blob.set_op(BlobRequest::DELETE_CONTAINER);
-      return Propose(call, std::move(blob));
-    }
-    if ((method == http::verb::get || method == http::verb::head) &&
-        (comp.empty() || comp == "metadata")) {
-      if (!common(false)) return;
-      blob.set_op(BlobRequest::GET_CONTAINER_PROPERTIES);
-      return Read(call, std::move(blob));
-    }
-    if (method == http::verb::put && comp == "lease") {
-      if (!common(false)) return;
-      if (auto error = ParseLeaseHeaders(request, &blob)) return fail(*error);
-      blob.set_op(BlobRequest::LEASE_CONTAINER);
-      blob.set_core_lease_id(member_->NextId());
-      return Propose(call, std::move(blob));
-    }
-    return fail(VerbNotSupported());
-  }
-  if (!ValidBlobName(target.blob)) return fail(InvalidResourceName());
-
-  // A blob.
-  if (!comp.empty() && comp != "lease" && comp != "metadata" && comp != "tags" &&
-      comp != "properties") {
-    return fail(UnsupportedOperation());
-  }
-  for (const char* version : {"snapshot", "versionid"}) {
-    if (target.Has(version)) return fail(NoSnapshots(version, target.Param(version)));
-  }
-  if (auto error = ParseTagCondition(request, &blob)) return fail(*error);
-  if (comp == "tags") {
-    if (method != http::verb::put && method != http::verb::get) return fail(VerbNotSupported());
-    if (!common(false)) return;
-    KeepOnlyTagCondition(&blob);
-    if (method == http::verb::get) {
-      blob.set_op(BlobRequest::GET_BLOB_TAGS);
-      return Read(call, std::move(blob));
-    }
-    if (auto error = ParseTagDocument(request.body(), &blob)) return fail(*error);
-    if (auto error = ParseFencingToken(request, &blob)) return fail(*error);
-    blob.set_op(BlobRequest::SET_BLOB_TAGS);
-    return Propose(call, std::move(blob));
-  }
-  if (method == http::verb::put && comp.empty()) {
-    if (!common(true)) return;
-    if (auto error = ParsePutBlob(request, &blob)) return fail(*error);
-    blob.set_op(BlobRequest::PUT_BLOB);
-    return Propose(call, std::move(blob));
-  }
-  if (method == http::verb::put && comp == "properties") {
-    if (!common(false)) return;
-    if (auto error = ParseBlobProperties(request, &blob)) return fail(*error);
-    blob.set_op(BlobRequest::SET_BLOB_PROPERTIES);
-    return Propose(call, std::move(blob));
-  }
-  if (method == http::verb::put && comp == "metadata") {
-    if (!common(true)) return;
-    if (auto error = ParseFencingToken(request, &blob)) return fail(*error);
-    blob.set_op(BlobRequest::SET_BLOB_METADATA);
-    return Propose(call, std::move(blob));
-  }
-  if (method == http::verb::put && comp == "lease") {
-    if (!common(false)) return;
-    if (auto error = ParseLeaseHeaders(request, &blob)) return fail(*error);
-    blob.set_op(BlobRequest::LEASE_BLOB);
+  if (absl::Status st = route->parse(request, &blob); !st.ok()) return fail(st);
+  blob.set_op(route->op);
+  // A lease action may grant a core lease (the Azure lease's timer): its id is drawn here, so that
+  // applying the entry reads no generator.
+  if (route->op == BlobRequest::LEASE_BLOB || route->op == BlobRequest::LEASE_CONTAINER) {
     blob.set_core_lease_id(member_->NextId());
-    return Propose(call, std::move(blob));
   }
-  if (method == http::verb::delete_ && comp.empty()) {
-    if (!common(false)) return;
-    if (auto error = ParseFencingToken(request, &blob)) return fail(*error);
-    blob.set_op(BlobRequest::DELETE_BLOB);
-    return Propose(call, std::move(blob));
-  }
-  if ((method == http::verb::get || method == http::verb::head) &&
-      (comp.empty() || comp == "metadata")) {
-    if (!common(false)) return;
-    blob.set_op(method == http::verb::get && comp.empty() ? BlobRequest::GET_BLOB
-                                                          : BlobRequest::GET_BLOB_PROPERTIES);
+  if (route->op == BlobRequest::GET_BLOB || route->op == BlobRequest::GET_BLOB_PROPERTIES) {
     call->range = Header(request, "x-ms-range");
     if (call->range.empty()) call->range = Header(request, "Range");
-    return Read(call, std::move(blob));
   }
-  return fail(VerbNotSupported());
+  if (route->action == BlobRoute::Action::kPropose) return Propose(call, std::move(blob));
+  return Read(call, std::move(blob));
 }
 
 namespace {
@@ -504,7 +425,7 @@ struct ListParams {
   bool tags = false;
 };
 
-std::optional<BlobError> ParseListParams(const BlobTarget& target, ListParams* out) {
+absl::Status ParseListParams(const BlobTarget& target, ListParams* out) {
   out->prefix = target.Param("prefix");
   out->marker = target.Param("marker");
   out->delimiter = target.Param("delimiter");
@@ -523,7 +444,7 @@ std::optional<BlobError> ParseListParams(const BlobTarget& target, ListParams* o
     if (item == "metadata") out->metadata = true;
     if (item == "tags") out->tags = true;
   }
-  return std::nullopt;
+  return absl::OkStatus();
 }
 
 std::string Tag(std::string_view name, std::string_view value) {
@@ -554,7 +475,7 @@ std::string MetadataXml(const BlobRecord& record) {
 
 void BlobService::ListContainers(std::shared_ptr<Call> call, const BlobTarget& target) {
   ListParams params;
-  if (auto error = ParseListParams(target, &params)) return call->Fail(*error);
+  if (absl::Status error = ParseListParams(target, &params); !error.ok()) return call->Fail(error);
   member_->proposer().ReadBarrier([this, call, params](absl::Status barrier) {
     if (!barrier.ok()) {
       call->Fail(BlobError{503, "ServerBusy", std::string(barrier.message()), {}});
@@ -600,7 +521,7 @@ void BlobService::ListContainers(std::shared_ptr<Call> call, const BlobTarget& t
 
 void BlobService::ListBlobs(std::shared_ptr<Call> call, const BlobTarget& target) {
   ListParams params;
-  if (auto error = ParseListParams(target, &params)) return call->Fail(*error);
+  if (absl::Status error = ParseListParams(target, &params); !error.ok()) return call->Fail(error);
   const std::string container = target.container;
   member_->proposer().ReadBarrier([this, call, params, container](absl::Status barrier) {
     if (!barrier.ok()) {

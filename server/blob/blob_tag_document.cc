@@ -48,7 +48,7 @@ std::optional<std::string> TextOf(const boost::property_tree::ptree& element) {
 
 }  // namespace
 
-std::optional<BlobError> ParseTagDocument(std::string_view xml, internalpb::BlobRequest* out) {
+absl::Status ParseTagDocument(std::string_view xml, internalpb::BlobRequest* out) {
   namespace pt = boost::property_tree;
   if (xml.size() > kMaxDocumentBytes || std::count(xml.begin(), xml.end(), '<') > kMaxMarkup)
     return InvalidXml();

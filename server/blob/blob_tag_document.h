@@ -17,7 +17,7 @@ namespace leasehold::server {
 // exactly this shape, comments aside (400 InvalidXmlDocument); an empty <TagSet/> clears the tags.
 // Refuses a tag set that breaks Azure's rules with the rule's code (400 TagsTooLarge, EmptyTagName,
 // InvalidTag, DuplicateTagNames).
-std::optional<BlobError> ParseTagDocument(std::string_view xml, internalpb::BlobRequest* out);
+[[nodiscard]] absl::Status ParseTagDocument(std::string_view xml, internalpb::BlobRequest* out);
 
 // "<TagSet>...</TagSet>" with the tags sorted by key, as Get Blob Tags and List Blobs show them.
 std::string TagSetXml(const google::protobuf::Map<std::string, std::string>& tags);

@@ -13,17 +13,18 @@ using ::testing::UnorderedElementsAre;
 
 std::string Code(const std::string& xml) {
   internalpb::BlobRequest request;
-  auto error = ParseTagDocument(xml, &request);
-  return error ? error->code : "";
+  absl::Status error = ParseTagDocument(xml, &request);
+  return error.ok() ? "" : BlobErrorOf(error).code;
 }
 
 TEST(TagDocumentTest, ReadsTagsInEitherFieldOrderAroundComments) {
   internalpb::BlobRequest request;
-  ASSERT_FALSE(
+  ASSERT_TRUE(
       ParseTagDocument("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><Tags><TagSet>"
                        "<Tag><Key>a</Key><Value>1</Value></Tag><!-- c -->"
                        "<Tag><Value></Value><Key>b<!-- c -->c</Key></Tag></TagSet></Tags>",
-                       &request));
+                       &request)
+          .ok());
   EXPECT_THAT(request.tags(), UnorderedElementsAre(Pair("a", "1"), Pair("bc", "")));
 }
 

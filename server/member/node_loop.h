@@ -31,6 +31,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "raft/node.h"
+#include "server/member/held_requests.h"
+#include "server/member/loop_requests.h"
 #include "server/member/proposer.h"
 #include "server/peer/message_sender.h"
 #include "storage/apply/state_machine.h"
@@ -71,6 +73,9 @@ class NodeLoop : public Proposer {
     // only voter (after --force-new-cluster removed the others) instead of an election timeout
     // later.
     bool replay_before_start = false;
+    // The steady clock, in milliseconds, by which the loop ticks and times requests out; tests
+    // inject their own. Null: the system's.
+    std::function<int64_t()> steady_ms;
     // Called (on the loop thread, once) when this member applies its own removal.
     std::function<void()> on_removed;
     // Called (on the loop thread, once) when this member sees its publish (`self`) applied.
@@ -87,7 +92,7 @@ class NodeLoop : public Proposer {
   using ApplyObserver =
       std::function<void(const std::vector<mvccpb::Event>& events, int64_t revision, bool resync,
                          const std::function<void()>& answer)>;
-  using StatusDone = std::function<void(absl::Status)>;
+  using StatusDone = server::StatusDone;
 
   // None of the pointers is owned; all must outlive this object.
   NodeLoop(storage::Engine* engine, storage::StateMachine* state_machine,
@@ -149,64 +154,16 @@ class NodeLoop : public Proposer {
     int64_t deadline_ms = 0;
     uint64_t asked = 0;  // read barriers: the leader the read index was asked of
   };
-  // deadline_ms: 0 until the loop first takes the request (then its arrival plus the request
-  // timeout).
-  struct PendingProposal {
-    internalpb::InternalRequest entry;
-    Done done;
-    Abandoned abandoned;  // may be empty
-    int64_t deadline_ms = 0;
-  };
-  struct PendingConfChange {
-    raftpb::ConfChange change;
-    StatusDone done;
-    int64_t deadline_ms = 0;
-  };
-  struct PendingRead {
-    StatusDone done;
-    int64_t deadline_ms = 0;
-  };
-  struct Inbox {
-    std::vector<raftpb::Message> messages;
-    std::vector<PendingProposal> proposals;
-    std::vector<PendingConfChange> conf_changes;
-    std::vector<PendingRead> reads;
-    std::vector<std::pair<uint64_t, bool>> snapshot_reports;
-    std::vector<std::pair<uint64_t, StatusDone>> transfers;
-    int advance_ticks = 0;
-    bool empty() const {
-      return messages.empty() && proposals.empty() && conf_changes.empty() && reads.empty() &&
-             snapshot_reports.empty() && transfers.empty() && advance_ticks == 0;
-    }
-  };
-  // One Ready's applied entries and what to answer, handed to the responder in log order.
-  struct AppliedGroup {
-    std::vector<mvccpb::Event> events;
-    int64_t revision = 0;
-    bool resync = false;  // a snapshot was installed before this group's entries
-    std::vector<std::pair<Done, storage::ApplyResult>> completions;
-    std::vector<std::pair<StatusDone, absl::Status>> status_completions;
-  };
-
   // Proposals waiting for their entries to apply or for a leader (waiters_ and held_), as of the
   // loop's last round.
   std::atomic<int64_t> pending_proposals_{0};
 
+  // The loop's clock (Options::steady_ms).
+  int64_t NowMs() const;
   [[nodiscard]] absl::Status Bootstrap();
   void Run();
   void Respond();
   void HandleInbox(Inbox& inbox, int64_t now_ms);
-  // Whether one more request (of `bytes` serialized, for a proposal) may wait in held_. Past the
-  // bounds (a flood through a long election), requests are refused at once with "no leader", so
-  // what waits stays bounded in memory.
-  bool RoomToHold(size_t bytes) const;
-  // Puts the requests held for want of a leader ahead of `inbox`'s, once a leader is known; those
-  // whose callers have gone are dropped instead, answered in `dropped`.
-  void TakeHeld(Inbox& inbox, AppliedGroup* dropped);
-  // Drops the held proposals whose callers have gone or whose deadline is at or before `now_ms`,
-  // answered in `group`.
-  void DropHeldProposals(int64_t now_ms, AppliedGroup* group);
-  void ExpireHeld(int64_t now_ms, AppliedGroup* group);
   // On the leader (see LeaderDecides): a promotion waits until the learner's log is nearly the
   // leader's, as etcd's does (a learner promoted while far behind can cost the cluster its quorum).
   [[nodiscard]] absl::Status LearnerInSync(const raftpb::ConfChange& change) const;
@@ -260,14 +217,9 @@ class NodeLoop : public Proposer {
   // etcd 3.5's do.
   static constexpr int64_t kReadIndexRetryMs = 500;
   std::multimap<uint64_t, StatusWaiter> reads_to_serve_;  // by read index, until applied
-  // Proposals, membership changes and linearizable reads that came while no leader was known (an
-  // election): they wait for one, until their deadline, as etcd's do, rather than fail at once.
-  Inbox held_;
-  size_t held_bytes_ = 0;  // the held proposals' serialized size
-  static constexpr size_t kMaxHeldRequests = 10000;
-  static constexpr size_t kMaxHeldBytes = 64 << 20;
-  std::multimap<uint64_t, StatusWaiter> transfers_;  // by transferee, until it leads
-  uint64_t next_read_context_;                       // from a random start: see AskReadIndex
+  HeldRequests held_;                                     // what came while no leader was known
+  std::multimap<uint64_t, StatusWaiter> transfers_;       // by transferee, until it leads
+  uint64_t next_read_context_;                            // from a random start: see AskReadIndex
   bool promote_pending_ = false;
   bool snapshot_installed_ = false;  // set by InstallSnapshot, cleared once the state is reloaded
   bool published_ = false;

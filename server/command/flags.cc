@@ -1,13 +1,21 @@
 #include "server/command/flags.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
+#include <string_view>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "server/observability/log.h"
 
 namespace leasehold::server {
 namespace {
@@ -96,11 +104,14 @@ std::function<bool(Flags*, const std::string&)> OnlyWith(bool (*valid)(const std
   return [valid](Flags*, const std::string& v) { return valid(v); };
 }
 
-// A boolean flag given alone ("--client-cert-auth") or with a value ("--client-cert-auth=false").
+// A boolean flag given alone ("--client-cert-auth") or with a value ("--client-cert-auth=false"),
+// in any of the spellings Go's strconv.ParseBool reads (1, t, T, TRUE, true, True and the like).
 bool ParseBool(const std::string& v, bool* out) {
-  if (v.empty() || v == "true") {
+  static const std::set<std::string> kTrue = {"", "1", "t", "T", "TRUE", "true", "True"};
+  static const std::set<std::string> kFalse = {"0", "f", "F", "FALSE", "false", "False"};
+  if (kTrue.contains(v)) {
     *out = true;
-  } else if (v == "false") {
+  } else if (kFalse.contains(v)) {
     *out = false;
   } else {
     return false;
@@ -353,8 +364,59 @@ std::string FlagsUsage() {
   return out;
 }
 
+namespace {
+
+// ETCD_ followed by the flag's name in upper case, '-' as '_' (etcd's FlagToEnv).
+std::string EnvironmentKey(const std::string& flag) {
+  std::string key = "ETCD_" + absl::AsciiStrToUpper(flag);
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
+// etcd's configuration by environment: each flag not on the command line is read from its
+// ETCD_<FLAG> variable when that is set and not empty, and logged as etcd logs it. ETCD_ variables
+// that name no flag are warned of; one whose flag is also on the command line stops the start, as
+// etcd's does.
+absl::Status ApplyEnvironment(const std::set<std::string>& given, Flags* flags) {
+  std::set<std::string> used, shadowed;
+  for (const auto& [name, spec] : Specs()) {
+    const std::string key = EnvironmentKey(name);
+    if (given.contains(name)) {
+      shadowed.insert(key);
+      continue;
+    }
+    const char* value = std::getenv(key.c_str());
+    if (value == nullptr || *value == '\0') continue;
+    used.insert(key);
+    if (!spec.set(flags, value)) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid value \"", value, "\" for ", key));
+    }
+    LogInfo("recognized and used environment variable",
+            {{"variable-name", key}, {"variable-value", value}});
+  }
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view variable(*entry);
+    const std::string key(variable.substr(0, variable.find('=')));
+    if (used.contains(key)) continue;
+    if (shadowed.contains(key)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("conflicting environment variable \"", key,
+                       "\" is shadowed by corresponding command-line flag (either unset "
+                       "environment variable or disable flag)"));
+    }
+    if (key.starts_with("ETCD_")) {
+      LogWarn("unrecognized environment variable",
+              {{"environment-variable", std::string(variable)}});
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
+  std::set<std::string> given;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-h") arg = "--help";
@@ -375,7 +437,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     if (!it->second.set(&flags, value)) {
       return absl::InvalidArgumentError("invalid value for --" + name + ": '" + value + "'");
     }
+    given.insert(name);
   }
+  if (absl::Status st = ApplyEnvironment(given, &flags); !st.ok()) return st;
   if (flags.advertise_client_urls.empty()) flags.advertise_client_urls = flags.listen_client_urls;
   if (flags.initial_cluster.empty()) {
     for (const auto& url : flags.initial_advertise_peer_urls) {

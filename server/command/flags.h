@@ -117,7 +117,9 @@ struct Flags {
   bool version = false;
 };
 
-// Accepts --flag=value and --flag value. InvalidArgument names the bad flag.
+// Accepts --flag=value and --flag value, and, as etcd does, takes each flag not given from its
+// ETCD_<FLAG> environment variable (e.g. ETCD_INITIAL_CLUSTER for --initial-cluster); a variable
+// whose flag is also given is refused. InvalidArgument names the bad flag or variable.
 [[nodiscard]] absl::StatusOr<Flags> ParseFlags(int argc, char** argv);
 std::string FlagsUsage();
 

@@ -1,5 +1,6 @@
 #include "server/tls/tls.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -77,6 +78,10 @@ class RulesVerifier final : public grpc::experimental::ExternalCertificateVerifi
 }  // namespace
 
 bool IsHttpsUrl(const std::string& url) { return url.rfind("https://", 0) == 0; }
+
+bool AnyHttpsUrl(const std::vector<std::string>& urls) {
+  return std::any_of(urls.begin(), urls.end(), IsHttpsUrl);
+}
 
 absl::Status CheckCertificateGiven(const std::string& url, const TlsFiles& files) {
   if (IsHttpsUrl(url) && (files.cert_file.empty() || files.key_file.empty())) {

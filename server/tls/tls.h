@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <grpcpp/channel.h>
 #include <grpcpp/security/credentials.h>
@@ -34,6 +35,8 @@ namespace leasehold::server {
                                                                       const TlsFiles& files);
 
 bool IsHttpsUrl(const std::string& url);
+// Whether any of `urls` is https://.
+bool AnyHttpsUrl(const std::vector<std::string>& urls);
 // InvalidArgument when `url` is https:// and `files` name no certificate and key.
 [[nodiscard]] absl::Status CheckCertificateGiven(const std::string& url, const TlsFiles& files);
 

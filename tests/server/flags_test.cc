@@ -1,6 +1,8 @@
 // Flag parsing: etcd's spellings, both value forms, and clear refusals.
 #include "server/command/flags.h"
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 namespace leasehold::server {
@@ -11,6 +13,43 @@ absl::StatusOr<Flags> Parse(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   return ParseFlags(static_cast<int>(argv.size()), argv.data());
+}
+
+// Sets an environment variable for one test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* key, const char* value) : key_(key) { setenv(key, value, 1); }
+  ~ScopedEnv() { unsetenv(key_); }
+
+ private:
+  const char* key_;
+};
+
+TEST(FlagsTest, EtcdEnvironmentVariablesSetFlagsNotGiven) {
+  ScopedEnv name("ETCD_NAME", "infra1");
+  ScopedEnv ticks("ETCD_INITIAL_ELECTION_TICK_ADVANCE", "FALSE");
+  ScopedEnv urls("ETCD_LISTEN_CLIENT_URLS", "http://127.0.0.1:1,http://127.0.0.1:2");
+  ScopedEnv unknown("ETCD_NO_SUCH_FLAG", "x");  // warned of, not refused
+  auto flags = Parse({"--data-dir=/tmp/x"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->name, "infra1");
+  EXPECT_FALSE(flags->initial_election_tick_advance);
+  EXPECT_EQ(flags->listen_client_urls.size(), 2u);
+}
+
+TEST(FlagsTest, AnEnvironmentVariableShadowedByItsFlagOrWithABadValueIsRefused) {
+  {
+    ScopedEnv name("ETCD_NAME", "infra1");
+    auto flags = Parse({"--name", "n1"});
+    ASSERT_FALSE(flags.ok());
+    EXPECT_EQ(flags.status().message(),
+              "conflicting environment variable \"ETCD_NAME\" is shadowed by corresponding "
+              "command-line flag (either unset environment variable or disable flag)");
+  }
+  ScopedEnv interval("ETCD_HEARTBEAT_INTERVAL", "abc");
+  auto flags = Parse({});
+  ASSERT_FALSE(flags.ok());
+  EXPECT_EQ(flags.status().message(), "invalid value \"abc\" for ETCD_HEARTBEAT_INTERVAL");
 }
 
 TEST(FlagsTest, DefaultsAndBothForms) {

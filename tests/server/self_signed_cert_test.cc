@@ -14,7 +14,7 @@
 #include <openssl/x509v3.h>
 
 #include "gtest/gtest.h"
-#include "server/command/auto_tls.h"
+#include "server/command/tls_flags.h"
 
 namespace leasehold::server {
 namespace {

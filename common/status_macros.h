@@ -1,6 +1,9 @@
 // Small helpers for propagating absl::Status (Debian's Abseil ships none).
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -20,3 +23,12 @@
 
 #define ASSIGN_OR_RETURN(lhs, expr) \
   ASSIGN_OR_RETURN_IMPL(LH_CONCAT(lh_statusor_, __LINE__), lhs, expr)
+
+namespace leasehold {
+
+// `status` with what it concerns in front of its message ("bad --cipher-suites: ..."), same code.
+inline absl::Status WithContext(std::string_view what, const absl::Status& status) {
+  return absl::Status(status.code(), std::string(what) + ": " + std::string(status.message()));
+}
+
+}  // namespace leasehold

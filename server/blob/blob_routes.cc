@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 
+#include "common/status_macros.h"
 #include "server/blob/blob_request_parser.h"
 #include "server/blob/blob_tag_document.h"
 
@@ -26,8 +27,7 @@ absl::Status Plain(HttpRequest& request, BlobRequest* blob) {
 }
 
 absl::Status CreateContainer(HttpRequest& request, BlobRequest* blob) {
-  if (absl::Status st = ParseCommonHeaders(request, /*with_metadata=*/true, blob); !st.ok())
-    return st;
+  RETURN_IF_ERROR(ParseCommonHeaders(request, /*with_metadata=*/true, blob));
   blob->set_public_access(Header(request, "x-ms-blob-public-access"));
   if (!blob->public_access().empty() && blob->public_access() != "container" &&
       blob->public_access() != "blob") {
@@ -37,41 +37,39 @@ absl::Status CreateContainer(HttpRequest& request, BlobRequest* blob) {
 }
 
 absl::Status Lease(HttpRequest& request, BlobRequest* blob) {
-  if (absl::Status st = Plain(request, blob); !st.ok()) return st;
+  RETURN_IF_ERROR(Plain(request, blob));
   return ParseLeaseHeaders(request, blob);
 }
 
 absl::Status GetTags(HttpRequest& request, BlobRequest* blob) {
-  if (absl::Status st = Plain(request, blob); !st.ok()) return st;
+  RETURN_IF_ERROR(Plain(request, blob));
   KeepOnlyTagCondition(blob);
   return absl::OkStatus();
 }
 
 absl::Status SetTags(HttpRequest& request, BlobRequest* blob) {
-  if (absl::Status st = GetTags(request, blob); !st.ok()) return st;
-  if (absl::Status st = ParseTagDocument(request.body(), blob); !st.ok()) return st;
+  RETURN_IF_ERROR(GetTags(request, blob));
+  RETURN_IF_ERROR(ParseTagDocument(request.body(), blob));
   return ParseFencingToken(request, blob);
 }
 
 absl::Status PutBlob(HttpRequest& request, BlobRequest* blob) {
-  if (absl::Status st = ParseCommonHeaders(request, /*with_metadata=*/true, blob); !st.ok())
-    return st;
+  RETURN_IF_ERROR(ParseCommonHeaders(request, /*with_metadata=*/true, blob));
   return ParsePutBlob(request, blob);
 }
 
 absl::Status SetProperties(HttpRequest& request, BlobRequest* blob) {
-  if (absl::Status st = Plain(request, blob); !st.ok()) return st;
+  RETURN_IF_ERROR(Plain(request, blob));
   return ParseBlobProperties(request, blob);
 }
 
 absl::Status SetMetadata(HttpRequest& request, BlobRequest* blob) {
-  if (absl::Status st = ParseCommonHeaders(request, /*with_metadata=*/true, blob); !st.ok())
-    return st;
+  RETURN_IF_ERROR(ParseCommonHeaders(request, /*with_metadata=*/true, blob));
   return ParseFencingToken(request, blob);
 }
 
 absl::Status Fenced(HttpRequest& request, BlobRequest* blob) {
-  if (absl::Status st = Plain(request, blob); !st.ok()) return st;
+  RETURN_IF_ERROR(Plain(request, blob));
   return ParseFencingToken(request, blob);
 }
 

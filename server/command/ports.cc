@@ -10,6 +10,7 @@
 #include <grpcpp/server_posix.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "common/url.h"
 #include "server/api/unmarshal_error.h"
 #include "server/blob/blob_auth.h"
@@ -20,11 +21,6 @@
 
 namespace leasehold::server {
 namespace {
-
-// `status` with what it concerns in front of its message.
-absl::Status About(std::string_view what, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(std::string(what), ": ", status.message()));
-}
 
 // Adds a listening port for each of `urls` (http://host:port, or https:// with `tls`).
 absl::Status AddListeners(grpc::ServerBuilder& builder, const std::vector<std::string>& urls,
@@ -63,7 +59,7 @@ absl::Status PeerPort::Start(const Flags& flags) {
   grpc::ServerBuilder builder;
   if (absl::Status st = AddListeners(builder, flags.listen_peer_urls, flags.peer_tls, "peer");
       !st.ok()) {
-    return About("bad --listen-peer-urls", st);
+    return WithContext("bad --listen-peer-urls", st);
   }
   builder.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
   builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
@@ -95,7 +91,7 @@ absl::Status ConfigureClientGrpc(const Flags& flags, grpc::ServerBuilder& builde
         absl::StrCat("leasehold-grpc-tls-", getpid(), "-", absl::Hex(std::random_device()()));
     auto credentials =
         ServerCredentialsFor("https://" + *grpc_tls_socket, flags.client_tls, "client");
-    if (!credentials.ok()) return About("bad --listen-client-urls", credentials.status());
+    if (!credentials.ok()) return WithContext("bad --listen-client-urls", credentials.status());
     builder.AddListeningPort("unix-abstract:" + *grpc_tls_socket, *credentials);
   }
   // etcd accepts requests up to --max-request-bytes plus gRPC's framing overhead.
@@ -139,7 +135,7 @@ absl::StatusOr<std::vector<std::unique_ptr<HttpServer>>> StartClientHttp(
   std::vector<std::unique_ptr<HttpServer>> servers;
   for (const auto& url : flags.listen_client_urls) {
     auto host_port = HostPortOfUrl(url);
-    if (!host_port.ok()) return About("bad --listen-client-urls", host_port.status());
+    if (!host_port.ok()) return WithContext("bad --listen-client-urls", host_port.status());
     HttpServer::Options http_options = HttpListenOptions(*host_port);
     // Keys and values travel base64-encoded in JSON (4 bytes for 3): a body that decodes to a
     // request gRPC would take must be read whole; the request's own limits are checked once
@@ -171,7 +167,7 @@ absl::StatusOr<BlobAdapter> StartBlobAdapter(const Flags& flags, Member* member)
   BlobAdapter adapter;
   if (flags.listen_blob_url.empty()) return adapter;
   auto host_port = HostPortOfUrl(flags.listen_blob_url);
-  if (!host_port.ok()) return About("bad --listen-blob-urls", host_port.status());
+  if (!host_port.ok()) return WithContext("bad --listen-blob-urls", host_port.status());
   if (flags.max_blob_bytes > flags.max_request_bytes - 65536) {
     return absl::InvalidArgumentError(
         "bad --max-blob-bytes: must leave 64 KiB of --max-request-bytes for headers");
@@ -185,7 +181,7 @@ absl::StatusOr<BlobAdapter> StartBlobAdapter(const Flags& flags, Member* member)
     accounts[account.substr(0, colon)] = account.substr(colon + 1);
   }
   auto verifier = SharedKeyVerifier::Create(accounts);
-  if (!verifier.ok()) return About("bad --blob-accounts", verifier.status());
+  if (!verifier.ok()) return WithContext("bad --blob-accounts", verifier.status());
   BlobService::Options blob_options;
   blob_options.max_blob_bytes = static_cast<uint64_t>(flags.max_blob_bytes);
   blob_options.endpoint = flags.listen_blob_url + (flags.listen_blob_url.back() == '/' ? "" : "/");
@@ -219,7 +215,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartMetricsListener(const Flags& fl
                                                                  HealthService* health) {
   if (flags.listen_metrics_url.empty()) return nullptr;
   auto host_port = HostPortOfUrl(flags.listen_metrics_url);
-  if (!host_port.ok()) return About("bad --listen-metrics-urls", host_port.status());
+  if (!host_port.ok()) return WithContext("bad --listen-metrics-urls", host_port.status());
   HttpServer::Options http_options = HttpListenOptions(*host_port);
   if (IsHttpsUrl(flags.listen_metrics_url)) http_options.tls = flags.client_tls;  // as etcd's
   http_options.threads = 1;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/status_macros.h"
 #include "common/url.h"
 #include "server/observability/log.h"
 #include "server/tls/certificate_rules.h"
@@ -13,11 +14,6 @@
 
 namespace leasehold::server {
 namespace {
-
-// `status` with what it concerns in front of its message.
-absl::Status About(const std::string& what, const absl::Status& status) {
-  return absl::Status(status.code(), what + ": " + std::string(status.message()));
-}
 
 absl::Status ApplyTo(bool enabled, const std::string& dir, const std::vector<std::string>& urls,
                      const char* flag, const char* files_flags, TlsFiles* files) {
@@ -63,10 +59,10 @@ absl::Status CheckTlsFlags(Flags* flags) {
   }
   if (!flags->cipher_suites.empty()) {
     absl::StatusOr<std::string> ciphers = OpenSslCipherList(flags->cipher_suites);
-    if (!ciphers.ok()) return About("bad --cipher-suites", ciphers.status());
+    if (!ciphers.ok()) return WithContext("bad --cipher-suites", ciphers.status());
     if (AnyHttpsUrl(flags->listen_client_urls)) {
       if (absl::Status st = CheckHttp2CipherSuites(flags->cipher_suites); !st.ok())
-        return About("bad --cipher-suites", st);
+        return WithContext("bad --cipher-suites", st);
     }
     flags->client_tls.cipher_list = flags->peer_tls.cipher_list = *ciphers;
     // gRPC takes its TLS 1.2 cipher list from the environment, read when it first makes a TLS

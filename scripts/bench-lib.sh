@@ -14,7 +14,7 @@ launch_member() {
   else
     ${WRAP:-} "$ROOT/build/server/leasehold" --name "$name" --data-dir "$dir" --listen-client-urls "http://127.0.0.1:$cp" \
       --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
-      --initial-cluster "$initial" --listen-blob-urls= --log-level warn >>"$log" 2>&1 &
+      --initial-cluster "$initial" --log-level warn >>"$log" 2>&1 &
   fi
 }
 

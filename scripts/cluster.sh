@@ -24,5 +24,5 @@ for i in 1 2 3; do
     "$@" >>"$DATA/infra$i.log" 2>&1 &
   pids+=($!)
 done
-echo "cluster running: clients on 127.0.0.1:2379,127.0.0.1:22379,127.0.0.1:32379 (Ctrl-C stops it)"
+echo "cluster running: clients on 127.0.0.1:2379,127.0.0.1:22379,127.0.0.1:32379, blob adapters on 127.0.0.1:10000-10002 (Ctrl-C stops it)"
 wait

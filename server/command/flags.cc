@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "server/command/config_file.h"
 #include "server/observability/log.h"
 
 namespace leasehold::server {
@@ -237,6 +238,17 @@ const std::map<std::string, FlagSpec>& Specs() {
       {"proxy-read-timeout", {"A v2 proxy setting (milliseconds): acts only with --proxy.", OnlyWith(IsCount)}},
       {"experimental-enable-v2v3", {"etcd's v2 API emulated on v3 under a prefix: not served, so only empty is accepted.",
                                     Unserved("experimental-enable-v2v3", "", "etcd's v2 API is not served (only v3)")}},
+      {"config-file", {"etcd's YAML configuration file (the keys of etcd.conf.yml.sample; see docs/flags.md). When given, the other flags and ETCD_* variables are ignored, as etcd ignores them.",
+                       [](Flags* f, const std::string& v) { f->config_file = v; return !v.empty(); }}},
+      {"enable-grpc-gateway", {"Serve etcd's JSON gateway (/v3/...) on the client URLs (default true).",
+                               [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_grpc_gateway); }, true}},
+      {"experimental-enable-lease-checkpoint-persist", {"etcd's switch to keep checkpointed lease TTLs across restarts: no effect here (they are always kept, as in etcd 3.6).",
+                                                        Ineffective("experimental-enable-lease-checkpoint-persist",
+                                                                    "checkpointed lease TTLs are always kept across restarts",
+                                                                    [](const std::string& v) { bool b; return ParseBool(v, &b); })}},
+      {"unsafe-no-fsync", {"etcd's switch to skip fsync: no effect here (every write is fsynced on a quorum before it is acknowledged).",
+                           Ineffective("unsafe-no-fsync", "every write is fsynced before it is acknowledged",
+                                       [](const std::string& v) { bool b; return ParseBool(v, &b); }), true}},
       {"enable-pprof", {"etcd's Go profiler (/debug/pprof): not served, so only false is accepted.",
                         [](Flags* f, const std::string& v) { return ParseBool(v, &f->enable_pprof); }, true}},
       {"pre-vote", {"Raft's pre-vote: a member cut off and back does not disrupt the leader (default true here).",
@@ -264,10 +276,9 @@ const std::map<std::string, FlagSpec>& Specs() {
           f->watch_progress_notify_interval_ms = absl::ToInt64Milliseconds(d);
           return true;
         }}},
-      {"listen-blob-urls", {"URL for the Azure Blob lease REST adapter (http://host:port; empty: off). Default http://127.0.0.1:10000.",
+      {"listen-blob-urls", {"URL for the Azure Blob lease REST adapter (http(s)://host:port, e.g. the storage emulator's http://127.0.0.1:10000). Default empty: off.",
                             [](Flags* f, const std::string& v) {
                               f->listen_blob_url = v;
-                              f->listen_blob_url_given = true;
                               return v.find(',') == std::string::npos;
                             }}},
       {"blob-accounts", {"Comma-separated name:base64key storage accounts for the blob adapter (default: devstoreaccount1 with the emulator's well-known key).",
@@ -412,6 +423,28 @@ absl::Status ApplyEnvironment(const std::set<std::string>& given, Flags* flags) 
   return absl::OkStatus();
 }
 
+// etcd's --config-file: the file's settings over the defaults, each checked as its flag is; the
+// command line and the environment are left out, as etcd leaves them.
+absl::StatusOr<Flags> FlagsFromConfigFile(const std::string& path) {
+  std::vector<std::string> own_flags;
+  for (const auto& [name, spec] : Specs()) {
+    if (name != "help" && name != "version" && name != "config-file") own_flags.push_back(name);
+  }
+  absl::StatusOr<ConfigFile> file = ReadConfigFile(path, own_flags);
+  if (!file.ok()) return file.status();
+  Flags flags;
+  flags.config_file = path;
+  flags.config_file_unknown_keys = std::move(file->unknown);
+  for (const ConfigFile::Setting& setting : file->settings) {
+    auto it = Specs().find(setting.flag);
+    if (it == Specs().end() || !it->second.set(&flags, setting.value)) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": invalid value \"", setting.value,
+                                                     "\" for ", setting.key));
+    }
+  }
+  return flags;
+}
+
 }  // namespace
 
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
@@ -439,7 +472,16 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     }
     given.insert(name);
   }
-  if (absl::Status st = ApplyEnvironment(given, &flags); !st.ok()) return st;
+  if (flags.config_file.empty() && !given.contains("config-file")) {
+    if (const char* path = std::getenv("ETCD_CONFIG_FILE"); path != nullptr) flags.config_file = path;
+  }
+  if (!flags.config_file.empty() && !flags.help && !flags.version) {
+    absl::StatusOr<Flags> from_file = FlagsFromConfigFile(flags.config_file);
+    if (!from_file.ok()) return from_file.status();
+    flags = std::move(*from_file);
+  } else if (absl::Status st = ApplyEnvironment(given, &flags); !st.ok()) {
+    return st;
+  }
   if (flags.advertise_client_urls.empty()) flags.advertise_client_urls = flags.listen_client_urls;
   if (flags.initial_cluster.empty()) {
     for (const auto& url : flags.initial_advertise_peer_urls) {

@@ -86,10 +86,10 @@ struct Flags {
   std::string auto_compaction_retention = "0";
   int64_t snapshot_count = 100000;
   int64_t watch_progress_notify_interval_ms = 10 * 60 * 1000;
-  // The Azure Blob lease adapter: where it listens (empty: off), its accounts ("name:base64key",
-  // default the storage emulator's well-known account) and the largest Put Blob body.
-  std::string listen_blob_url = "http://127.0.0.1:10000";
-  bool listen_blob_url_given = false;  // --listen-blob-urls was on the command line
+  // The Azure Blob lease adapter: where it listens (empty, the default: off; like etcd, a member
+  // opens only the ports it is given), its accounts ("name:base64key", default the storage
+  // emulator's well-known account) and the largest Put Blob body.
+  std::string listen_blob_url;
   std::vector<std::string> blob_accounts;
   int64_t max_blob_bytes = 1024 * 1024;
   // Where /metrics and /health are served over plain HTTP (empty: nowhere), as etcd's flag.
@@ -113,13 +113,19 @@ struct Flags {
   // etcd's --auto-tls and --peer-auto-tls (self_signed_cert.h).
   bool auto_tls = false;
   bool peer_auto_tls = false;
+  // etcd's --enable-grpc-gateway: the JSON gateway on the client URLs.
+  bool enable_grpc_gateway = true;
+  // etcd's --config-file (config_file.h), when one was read, and its keys that named nothing.
+  std::string config_file;
+  std::vector<std::string> config_file_unknown_keys;
   bool help = false;
   bool version = false;
 };
 
 // Accepts --flag=value and --flag value, and, as etcd does, takes each flag not given from its
 // ETCD_<FLAG> environment variable (e.g. ETCD_INITIAL_CLUSTER for --initial-cluster); a variable
-// whose flag is also given is refused. InvalidArgument names the bad flag or variable.
+// whose flag is also given is refused. With --config-file (or ETCD_CONFIG_FILE), the settings are
+// the file's alone, as etcd's. InvalidArgument names the bad flag, variable or key.
 [[nodiscard]] absl::StatusOr<Flags> ParseFlags(int argc, char** argv);
 std::string FlagsUsage();
 

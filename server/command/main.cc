@@ -377,6 +377,16 @@ int main(int argc, char** argv) {
       std::cerr << "leasehold: " << message << "\n";
     return 2;
   }
+  if (!flags->config_file.empty()) {
+    leasehold::server::LogInfo(
+        "loaded server configuration, other configuration command line flags and environment "
+        "variables will be ignored if provided",
+        {{"path", flags->config_file}});
+    for (const std::string& key : flags->config_file_unknown_keys) {
+      leasehold::server::LogWarn("unknown key in the configuration file, ignored",
+                                 {{"path", flags->config_file}, {"key", key}});
+    }
+  }
   for (const auto& [flag, why] : flags->ineffective_flags) {
     leasehold::server::LogWarn("--" + flag + " has no effect: " + why);
   }

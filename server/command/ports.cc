@@ -151,7 +151,7 @@ absl::StatusOr<std::vector<std::unique_ptr<HttpServer>>> StartClientHttp(
       };
     }
     http_options.too_large = [](const HttpRequest&) { return JsonGateway::TooLarge(); };
-    ClientPortHttp answer{gateway,        health, version, flags.cors, flags.host_whitelist,
+    ClientPortHttp answer{flags.enable_grpc_gateway ? gateway : nullptr,        health, version, flags.cors, flags.host_whitelist,
                           IsHttpsUrl(url)};
     auto& server = servers.emplace_back(std::make_unique<HttpServer>(
         http_options,
@@ -198,16 +198,7 @@ absl::StatusOr<BlobAdapter> StartBlobAdapter(const Flags& flags, Member* member)
       http_options, [service](HttpRequest&& request, HttpServer::Respond respond) {
         service->Handle(std::move(request), std::move(respond));
       });
-  if (absl::Status st = adapter.server->Start(); !st.ok()) {
-    // Only the default port may be given up: several members on one machine (as in etcd's own
-    // examples, which know nothing of this flag) cannot all have it.
-    if (flags.listen_blob_url_given) return st;
-    LogWarn(
-        "the blob adapter's default URL is taken; serving without the adapter "
-        "(--listen-blob-urls names another, or turns it off when empty)",
-        {{"blob-url", flags.listen_blob_url}, {"error", st.ToString()}});
-    return BlobAdapter{};
-  }
+  RETURN_IF_ERROR(adapter.server->Start());
   return adapter;
 }
 

@@ -14,7 +14,7 @@
 namespace leasehold::server {
 
 struct ClientPortHttp {
-  JsonGateway* gateway;
+  JsonGateway* gateway;  // null: no gateway (etcd's --enable-grpc-gateway=false)
   HealthService* health;
   std::string version;  // etcd's server version, as /version states it
   // etcd's --cors: origins whose pages may read the answers; empty or "*": all.

@@ -38,7 +38,7 @@ TestServer::TestServer(std::vector<std::string> extra_flags) {
   const std::string peer = "http://127.0.0.1:" + std::to_string(FreePort());
   flags_ = {"--data-dir=" + dir_ + "/data", "--listen-client-urls=http://" + endpoint_,
             "--listen-peer-urls=" + peer,   "--initial-advertise-peer-urls=" + peer,
-            "--listen-blob-urls=",          "--log-level=warn"};
+            "--log-level=warn"};
   flags_.insert(flags_.end(), extra_flags.begin(), extra_flags.end());
   Start();
 }
@@ -56,7 +56,6 @@ TestServer::TestServer(const std::string& name, int client_port, int peer_port,
             "--initial-advertise-peer-urls=" + peer,
             "--initial-cluster=" + initial_cluster,
             "--initial-cluster-token=client-test",
-            "--listen-blob-urls=",
             "--log-level=warn"};
 }
 

@@ -131,7 +131,7 @@ check_match "until its ttl passes" '"message":"etcdserver: invalid auth token","
   "$(gw kv/range '{"key":"L2MveA=="}' -H "Authorization: $TOKEN")"
 check "etcdctl --user still works (a fresh token per call)" OK "$(ctl --user root:rootpw put /c/y v 2>&1)"
 e2e_stop_server
-OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/bad" --listen-client-urls "http://127.0.0.1:$(free_port)" --listen-blob-urls= \
+OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/bad" --listen-client-urls "http://127.0.0.1:$(free_port)" \
   --auth-token "jwt,pub-key=$E2E_DIR/jwt.pub" 2>&1); RC=$?
 check "a jwt --auth-token without sign-method stops the start" 1 "$RC"
 check_match "naming the problem" 'bad --auth-token.*sign-method' "$OUT"

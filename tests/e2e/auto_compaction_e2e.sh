@@ -33,7 +33,7 @@ for bad in "--auto-compaction-mode=hourly" "--auto-compaction-retention=soon" \
   "--auto-compaction-mode=revision --auto-compaction-retention=5m"; do
   # shellcheck disable=SC2086
   OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/bad" --listen-client-urls "http://127.0.0.1:$(free_port)" \
-    --listen-peer-urls "http://127.0.0.1:$(free_port)" --listen-blob-urls= $bad 2>&1); RC=$?
+    --listen-peer-urls "http://127.0.0.1:$(free_port)" $bad 2>&1); RC=$?
   check "$bad stops the start" 1 "$RC"
   check_match "saying why" '"msg":"bad auto compaction"' "$OUT"
 done

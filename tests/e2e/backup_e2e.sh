@@ -36,7 +36,7 @@ OUT=$(etcdctl snapshot restore "$E2E_DIR/s.db" --data-dir "$E2E_DIR/etcd" --name
   --initial-cluster "r=http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" 2>&1); RC=$?
 check "etcdctl snapshot restore accepts the file" 0 "$RC"
 OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/etcd" --listen-client-urls "http://127.0.0.1:$(free_port)" \
-  --listen-peer-urls "http://127.0.0.1:$(free_port)" --listen-blob-urls= 2>&1); RC=$?
+  --listen-peer-urls "http://127.0.0.1:$(free_port)" 2>&1); RC=$?
 check "leasehold refuses the etcd data dir it made" 1 "$RC"
 check_match "and says how to restore instead" "is an etcd data dir.*saved from Leasehold.*leasehold snapshot restore FILE" "$OUT"
 etcd --name r --data-dir "$E2E_DIR/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \

@@ -11,7 +11,7 @@ cluster_flags() { # i
   echo --name "m$1" --data-dir "$E2E_DIR/m$1" \
     --listen-client-urls "http://127.0.0.1:${CPORT[$1]}" --advertise-client-urls "http://127.0.0.1:${CPORT[$1]}" \
     --listen-peer-urls "http://127.0.0.1:${PPORT[$1]}" --initial-advertise-peer-urls "http://127.0.0.1:${PPORT[$1]}" \
-    --initial-cluster "$initial" --initial-cluster-token "e2e-$$" --listen-blob-urls= \
+    --initial-cluster "$initial" --initial-cluster-token "e2e-$$" \
     --listen-metrics-urls "http://127.0.0.1:${MPORT[$1]:-$(free_port)}"
 }
 

@@ -74,7 +74,7 @@ ctl snapshot save "$E2E_DIR/wal.db" >/dev/null 2>&1 || fail "snapshot save"
 e2e_stop_server KILL
 for other in "--wal-dir $E2E_DIR/elsewhere" ""; do
   # shellcheck disable=SC2086
-  OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/wal-data" --listen-client-urls "http://$EP" --listen-blob-urls= $other 2>&1); RC=$?
+  OUT=$("$LEASEHOLD_BIN" --data-dir "$E2E_DIR/wal-data" --listen-client-urls "http://$EP" $other 2>&1); RC=$?
   check "opened with ${other:-no --wal-dir}, it is refused" 1 "$RC"
   check_match "saying where its log is" "keeps its write-ahead log in $WAL" "$OUT"
 done

@@ -180,37 +180,44 @@ run_ctl lease grant 10 ; check_match "still serving after bad input" "granted wi
 run_ctl check datascale
 check_match "check datascale" "^PASS: Approximate system memory used : [0-9.]+ MB\.$" "$(grep PASS <<<"$OUT")"
 
-# A second member on this machine started without --listen-blob-urls finds the adapter's default
-# port taken (by a stand-in, if nothing else holds it) and serves without it, as etcd's own
-# multi-member examples need; a port named on the command line must be had.
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+# Like etcd, a member opens only the ports it is given: a second member beside this one, not given
+# --listen-blob-urls, listens on its client and peer ports alone, and can have the storage
+# emulator's port 10000 as its client port (when nothing else on this machine holds it).
+P2=$(python3 -c 'import socket
+s = socket.socket()
 try:
-    s.bind(("127.0.0.1", 10000)); s.listen()
+    s.bind(("127.0.0.1", 10000)); print(10000)
 except OSError:
-    pass
-open(sys.argv[1], "w").close()
-time.sleep(30)' "$E2E_DIR/holding" &
-HOLDER=$!
-for _ in $(seq 1 100); do [ -e "$E2E_DIR/holding" ] && break; sleep 0.1; done
-P2=$(free_port); PP2=$(free_port)
+    print(0)')
+[ "$P2" = 10000 ] || P2=$(free_port)
+PP2=$(free_port)
 "$LEASEHOLD_BIN" --name second --data-dir "$E2E_DIR/second" --listen-client-urls "http://127.0.0.1:$P2" \
   --listen-peer-urls "http://127.0.0.1:$PP2" --initial-advertise-peer-urls "http://127.0.0.1:$PP2" \
   --initial-cluster "second=http://127.0.0.1:$PP2" >"$E2E_DIR/second.log" 2>&1 &
 SECOND=$!
 for _ in $(seq 1 100); do timeout 5 etcdctl --endpoints="127.0.0.1:$P2" put second v >/dev/null 2>&1 && break; sleep 0.1; done
-check "the default blob port taken: the member still serves" OK "$(timeout 5 etcdctl --endpoints="127.0.0.1:$P2" put second v 2>&1)"
-check "and says it serves without the adapter" 1 "$(grep -c "the blob adapter's default URL is taken" "$E2E_DIR/second.log")"
+LISTENING=$(ss -ltnpH | grep "pid=$SECOND," | awk '{print $4}' | sed 's/.*://' | sort -n | tr '\n' ' ')
+check "a member without --listen-blob-urls listens on its client and peer ports only" \
+  "$(printf '%s\n' "$P2" "$PP2" | sort -n | tr '\n' ' ')" "$LISTENING"
+check "and serves" OK "$(timeout 5 etcdctl --endpoints="127.0.0.1:$P2" put second v 2>&1)"
 kill "$SECOND"; wait "$SECOND" 2>/dev/null
+BLOB_TAKEN=$(free_port)
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[2]))); s.listen()
+open(sys.argv[1], "w").close()
+time.sleep(30)' "$E2E_DIR/holding" "$BLOB_TAKEN" &
+HOLDER=$!
+for _ in $(seq 1 100); do [ -e "$E2E_DIR/holding" ] && break; sleep 0.1; done
 "$LEASEHOLD_BIN" --name third --data-dir "$E2E_DIR/third" --listen-client-urls "http://127.0.0.1:$P2" \
   --listen-peer-urls "http://127.0.0.1:$PP2" --initial-advertise-peer-urls "http://127.0.0.1:$PP2" \
-  --initial-cluster "third=http://127.0.0.1:$PP2" --listen-blob-urls http://127.0.0.1:10000 >"$E2E_DIR/third.log" 2>&1
-check "named on the command line, a taken blob port stops the start" 1 "$?"
+  --initial-cluster "third=http://127.0.0.1:$PP2" --listen-blob-urls "http://127.0.0.1:$BLOB_TAKEN" >"$E2E_DIR/third.log" 2>&1
+check "a blob port that is taken stops the start" 1 "$?"
 kill "$HOLDER"; wait "$HOLDER" 2>/dev/null
 # etcd's --logger and --log-outputs: the lines go to a file and stdout, none to stderr.
 "$LEASEHOLD_BIN" --name fourth --data-dir "$E2E_DIR/fourth" --listen-client-urls "http://127.0.0.1:$P2" \
   --listen-peer-urls "http://127.0.0.1:$PP2" --initial-advertise-peer-urls "http://127.0.0.1:$PP2" \
-  --initial-cluster "fourth=http://127.0.0.1:$PP2" --listen-blob-urls= --logger=zap --pre-vote --max-wals 5 --experimental-warning-apply-duration 1us \
+  --initial-cluster "fourth=http://127.0.0.1:$PP2" --logger=zap --pre-vote --max-wals 5 --experimental-warning-apply-duration 1us \
   --log-outputs "$E2E_DIR/fourth-file.log,stdout" >"$E2E_DIR/fourth.out" 2>"$E2E_DIR/fourth.err" &
 FOURTH=$!
 for _ in $(seq 1 100); do grep -q '"msg":"ready to serve client requests"' "$E2E_DIR/fourth-file.log" 2>/dev/null && break; sleep 0.1; done

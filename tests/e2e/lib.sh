@@ -62,7 +62,7 @@ ctl() { timeout 20 etcdctl --endpoints="$EP" --dial-timeout=2s --command-timeout
 # Starts the server on $PORT with data in $E2E_DIR/data (kept across restarts); extra flags pass through.
 e2e_start_server() {
   "$LEASEHOLD_BIN" --name e2e --data-dir "$E2E_DIR/data" --listen-client-urls "http://$EP" \
-    --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" --listen-blob-urls= "$@" \
+    --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" "$@" \
     >>"$E2E_DIR/server.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 100); do

@@ -40,7 +40,7 @@ revoke revoked
 METRICS_PORT=$(free_port)
 "$LEASEHOLD_BIN" --name tls --data-dir "$E2E_DIR/data" --listen-client-urls "https://$EP" \
   --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
-  --listen-blob-urls= --listen-metrics-urls "https://127.0.0.1:$METRICS_PORT" \
+  --listen-metrics-urls "https://127.0.0.1:$METRICS_PORT" \
   --cert-file "$PKI/server.crt" --key-file "$PKI/server.key" --auto-tls \
   --trusted-ca-file "$PKI/ca.crt" --client-cert-auth >>"$E2E_DIR/server.log" 2>&1 &
 SERVER_PID=$!
@@ -102,7 +102,7 @@ RULES=(--cert-file "$PKI/server.crt" --key-file "$PKI/server.key" --trusted-ca-f
 LH_EP=127.0.0.1:$(free_port); REF_EP=127.0.0.1:$(free_port); REF_PEER=$(free_port); METRICS_PORT=$(free_port)
 "$LEASEHOLD_BIN" --name rules --data-dir "$E2E_DIR/rules" --listen-client-urls "https://$LH_EP" \
   --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
-  --listen-blob-urls= --listen-metrics-urls "https://127.0.0.1:$METRICS_PORT" "${RULES[@]}" >>"$E2E_DIR/rules.log" 2>&1 &
+  --listen-metrics-urls "https://127.0.0.1:$METRICS_PORT" "${RULES[@]}" >>"$E2E_DIR/rules.log" 2>&1 &
 SERVER_PID=$!
 etcd --name ref --data-dir "$E2E_DIR/etcd-rules" --listen-client-urls "https://$REF_EP" --advertise-client-urls "https://$REF_EP" \
   --listen-peer-urls "http://127.0.0.1:$REF_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$REF_PEER" \
@@ -146,7 +146,7 @@ done
 e2e_stop_server; e2e_stop_etcd
 # Refused starts get ports of their own too: they must fail for the reason checked, not on a port
 # something else on the machine holds.
-OWN_PORTS=(--listen-peer-urls "http://127.0.0.1:$(free_port)" --listen-blob-urls=)
+OWN_PORTS=(--listen-peer-urls "http://127.0.0.1:$(free_port)")
 BOTH=(--peer-cert-allowed-cn peer --peer-cert-allowed-hostname localhost)
 OUT=$("$LEASEHOLD_BIN" "${OWN_PORTS[@]}" --data-dir "$E2E_DIR/z" --listen-client-urls "http://127.0.0.1:$(free_port)" "${BOTH[@]}" 2>&1); RC=$?
 check "an allowed common name and host name together are refused at start" 1 "$RC"
@@ -168,7 +168,7 @@ CIPHERS=(--cert-file "$PKI/server.crt" --key-file "$PKI/server.key" --cipher-sui
 LH_EP=127.0.0.1:$(free_port); REF_EP=127.0.0.1:$(free_port); REF_PEER=$(free_port)
 "$LEASEHOLD_BIN" --name ciphers --data-dir "$E2E_DIR/ciphers" --listen-client-urls "https://$LH_EP" \
   --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
-  --listen-blob-urls= "${CIPHERS[@]}" >>"$E2E_DIR/ciphers.log" 2>&1 &
+  "${CIPHERS[@]}" >>"$E2E_DIR/ciphers.log" 2>&1 &
 SERVER_PID=$!
 etcd --name ref --data-dir "$E2E_DIR/etcd-ciphers" --listen-client-urls "https://$REF_EP" --advertise-client-urls "https://$REF_EP" \
   --listen-peer-urls "http://127.0.0.1:$REF_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$REF_PEER" \
@@ -232,7 +232,7 @@ peer_member() { # i cert-name
   "$LEASEHOLD_BIN" --name "m$1" --data-dir "$E2E_DIR/m$1" \
     --listen-client-urls "http://127.0.0.1:${CPORT[$1]}" --listen-peer-urls "https://127.0.0.1:${PPORT[$1]}" \
     --initial-advertise-peer-urls "https://127.0.0.1:${PPORT[$1]}" --initial-cluster "$INITIAL" \
-    --initial-cluster-token "tls-$$" --listen-blob-urls= --peer-cert-file "$PKI/$2.crt" \
+    --initial-cluster-token "tls-$$" --peer-cert-file "$PKI/$2.crt" \
     --peer-key-file "$PKI/$2.key" --peer-trusted-ca-file "$PKI/ca.crt" --peer-client-cert-auth \
     --peer-cert-allowed-cn peer >>"$E2E_DIR/m$1.log" 2>&1 &
   CPID[$1]=$!
@@ -265,7 +265,7 @@ san_cluster() { # run extra-flags-for-members-1-and-2...
     "$LEASEHOLD_BIN" --name "m$i" --data-dir "$E2E_DIR/san$run-$i" \
       --listen-client-urls "http://127.0.0.1:${CPORT[$i]}" --listen-peer-urls "https://${HOST[$i]}:${PPORT[$i]}" \
       --initial-advertise-peer-urls "https://${HOST[$i]}:${PPORT[$i]}" --initial-cluster "$initial" \
-      --initial-cluster-token "san$run-$$" --listen-blob-urls= --peer-cert-file "$PKI/$certname.crt" \
+      --initial-cluster-token "san$run-$$" --peer-cert-file "$PKI/$certname.crt" \
       --peer-key-file "$PKI/$certname.key" --peer-trusted-ca-file "$PKI/ca.crt" --peer-client-cert-auth \
       "${extra[@]}" >>"$E2E_DIR/san$run-$i.log" 2>&1 &
     CPID[$i]=$!
@@ -296,7 +296,7 @@ auto_member() { # i
   "$LEASEHOLD_BIN" --name "m$1" --data-dir "$E2E_DIR/auto$1" --listen-client-urls "https://127.0.0.1:${CPORT[$1]}" \
     --advertise-client-urls "https://127.0.0.1:${CPORT[$1]}" --listen-peer-urls "https://127.0.0.1:${PPORT[$1]}" \
     --initial-advertise-peer-urls "https://127.0.0.1:${PPORT[$1]}" --initial-cluster "$INITIAL" \
-    --initial-cluster-token "auto-$$" --listen-blob-urls= --peer-auto-tls --auto-tls >>"$E2E_DIR/auto$1.log" 2>&1 &
+    --initial-cluster-token "auto-$$" --peer-auto-tls --auto-tls >>"$E2E_DIR/auto$1.log" 2>&1 &
   CPID[$1]=$!
 }
 auto_ctl() { # i etcdctl-args...

@@ -2,6 +2,8 @@
 #include "server/command/flags.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -147,6 +149,118 @@ TEST(FlagsTest, Refusals) {
   EXPECT_EQ(Parse({"--nope"}).status().message(), "unknown flag: --nope");
   EXPECT_EQ(Parse({"--max-request-bytes=abc"}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Parse({"--name"}).status().message(), "flag needs a value: --name");
+}
+
+// A configuration file in the test's temporary directory, removed afterwards.
+class ConfigFileTest : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& yaml) {
+    std::ofstream(path_) << yaml;
+    return path_;
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+ private:
+  std::string path_ = ::testing::TempDir() + "/leasehold-flags-test.yml";
+};
+
+TEST_F(ConfigFileTest, EtcdsKeysWithEtcdsTypesAndTlsBlocks) {
+  const std::string path = Write(R"(# etcd.conf.yml as etcd 3.4 documents it
+name: 'infra1'
+data-dir: /var/lib/etcd
+wal-dir:
+snapshot-count: 10000
+heartbeat-interval: 150
+election-timeout: 1500
+quota-backend-bytes: -1
+listen-client-urls: http://127.0.0.1:1,http://127.0.0.1:2
+initial-cluster-state: 'new'
+strict-reconfig-check: false
+enable-v2: false
+proxy: 'off'
+proxy-failure-wait: 5000
+discovery-fallback: 'proxy'
+grpc-keepalive-min-time: 3000000000
+max-wals: 5
+client-transport-security:
+  cert-file: /pki/server.crt
+  key-file: /pki/server.key
+  client-cert-auth: true
+  trusted-ca-file: /pki/ca.crt
+  auto-tls: false
+peer-transport-security:
+  cert-file: /pki/peer.crt
+  key-file: /pki/peer.key
+  client-cert-auth: yes
+  trusted-ca-file:
+log-outputs: [stderr, stdout]
+cipher-suites:
+  - TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+lease-revoke-rate: 500
+no-such-key: 1
+)");
+  auto flags = Parse({"--config-file", path});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->config_file, path);
+  EXPECT_EQ(flags->name, "infra1");
+  EXPECT_EQ(flags->data_dir, "/var/lib/etcd");
+  EXPECT_EQ(flags->wal_dir, "");  // empty: the default
+  EXPECT_EQ(flags->heartbeat_interval_ms, 150);
+  EXPECT_EQ(flags->election_timeout_ms, 1500);
+  EXPECT_EQ(flags->quota_backend_bytes, -1);
+  EXPECT_EQ(flags->listen_client_urls.size(), 2u);
+  EXPECT_FALSE(flags->strict_reconfig_check);
+  EXPECT_EQ(flags->grpc_keepalive_min_time_ms, 3000);  // integer nanoseconds, as Go's Duration
+  EXPECT_EQ(flags->client_tls.cert_file, "/pki/server.crt");
+  EXPECT_EQ(flags->client_tls.key_file, "/pki/server.key");
+  EXPECT_TRUE(flags->client_tls.client_cert_auth);
+  EXPECT_EQ(flags->client_tls.trusted_ca_file, "/pki/ca.crt");
+  EXPECT_EQ(flags->peer_tls.cert_file, "/pki/peer.crt");
+  EXPECT_TRUE(flags->peer_tls.client_cert_auth);
+  EXPECT_EQ(flags->peer_tls.trusted_ca_file, "");
+  EXPECT_EQ(flags->log_outputs, (std::vector<std::string>{"stderr", "stdout"}));
+  EXPECT_EQ(flags->cipher_suites.size(), 1u);
+  EXPECT_EQ(flags->lease_revoke_rate, 500);  // Leasehold's own flag, under its name
+  EXPECT_EQ(flags->config_file_unknown_keys, std::vector<std::string>{"no-such-key"});
+  ASSERT_EQ(flags->ineffective_flags.size(), 1u);
+  EXPECT_EQ(flags->ineffective_flags[0].first, "max-wals");
+}
+
+TEST_F(ConfigFileTest, TheFileAloneCountsAsEtcdsDoes) {
+  const std::string path = Write("name: from-file\n");
+  ScopedEnv name("ETCD_NAME", "from-env");
+  ScopedEnv data("ETCD_DATA_DIR", "/from/env");
+  auto flags = Parse({"--config-file", path, "--election-timeout", "5000"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->name, "from-file");
+  EXPECT_EQ(flags->data_dir, "./data");
+  EXPECT_EQ(flags->election_timeout_ms, 1000);
+  ScopedEnv file("ETCD_CONFIG_FILE", path.c_str());
+  flags = Parse({});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->name, "from-file");
+}
+
+TEST_F(ConfigFileTest, BadFilesAndValuesAreRefusedNamingTheKey) {
+  auto flags = Parse({"--config-file", "/no/such/file.yml"});
+  ASSERT_FALSE(flags.ok());
+  EXPECT_EQ(flags.status().message(), "cannot read the configuration file /no/such/file.yml");
+  std::string path = Write("heartbeat-interval: often\n");
+  flags = Parse({"--config-file", path});
+  ASSERT_FALSE(flags.ok());
+  EXPECT_EQ(flags.status().message(), path + ": heartbeat-interval must be a whole number");
+  path = Write("client-transport-security: [a]\n");
+  flags = Parse({"--config-file", path});
+  ASSERT_FALSE(flags.ok());
+  EXPECT_EQ(flags.status().message(), path + ": client-transport-security must be a mapping");
+  path = Write("name: [unclosed\n");
+  flags = Parse({"--config-file", path});
+  ASSERT_FALSE(flags.ok());
+  EXPECT_EQ(std::string(flags.status().message()).rfind(path + ": not valid YAML", 0), 0u) << flags.status();
+  path = Write("max-txn-ops: 0\ninitial-cluster-state: maybe\n");  // checked as the flag is
+  flags = Parse({"--config-file", path});
+  ASSERT_FALSE(flags.ok());
+  EXPECT_EQ(flags.status().message(), path + ": invalid value \"0\" for max-txn-ops");
 }
 
 TEST(FlagsTest, Urls) {

@@ -24,7 +24,7 @@ LAYERS = {
     "storage/auth": ["storage/backend"],
     "storage/blob": ["storage/backend"],
     "storage/apply": ["storage/mvcc", "storage/lease", "storage/cluster", "storage/auth", "storage/blob"],
-    "storage/backup": ["storage/cluster"],
+    "storage/backup": ["storage/cluster", "storage/auth"],
     "client": [],
     "server/observability": ["common"],
     "server/tls": ["server/observability"],

@@ -35,6 +35,7 @@
 #include "server/blob/blob_service.h"
 #include "server/command/backup_command.h"
 #include "server/command/cluster_config.h"
+#include "server/command/etcd_data_dir.h"
 #include "server/command/flags.h"
 #include "server/command/force_new_cluster.h"
 #include "server/command/identity.h"
@@ -85,20 +86,12 @@ int Serve(Flags flags) {
   absl::StatusOr<AutoCompaction> auto_compaction =
       ParseAutoCompaction(flags.auto_compaction_mode, flags.auto_compaction_retention);
   if (!auto_compaction.ok()) return Fail("bad auto compaction", auto_compaction.status());
-  auto engine = storage::Engine::Open(flags.data_dir, flags.wal_dir);
-  if (!engine.ok()) {
-    std::error_code ec;
-    if (std::filesystem::exists(std::filesystem::path(flags.data_dir) / "member" / "snap", ec)) {
-      // What `etcdctl snapshot restore` (or etcd itself) leaves: say how to bring its data over.
-      return Fail(
-          "cannot open data dir",
-          absl::FailedPreconditionError(
-              flags.data_dir + " is an etcd data dir, which Leasehold does not open: a backup "
-                               "saved from Leasehold (`etcdctl snapshot save`) is restored with "
-                               "`leasehold snapshot restore FILE --data-dir NEW_DIR` instead"));
-    }
-    return Fail("cannot open data dir", engine.status());
+  if (absl::StatusOr<bool> imported = ImportEtcdDataDir(flags.data_dir, flags.wal_dir);
+      !imported.ok()) {
+    return Fail("cannot open data dir", imported.status());
   }
+  auto engine = storage::Engine::Open(flags.data_dir, flags.wal_dir);
+  if (!engine.ok()) return Fail("cannot open data dir", engine.status());
   // Into the data dir, which the engine insists on finding empty or its own.
   if (absl::Status st = ApplyAutoTls(&flags); !st.ok())
     return Fail("cannot make self-signed certificates", st);

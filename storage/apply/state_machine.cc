@@ -113,7 +113,7 @@ absl::Status StateMachine::RestoreLeases() {
       return absl::DataLossError("malformed lease record");
     }
     leases_.Grant(record.id(), std::max(record.ttl_seconds(), options_.min_lease_ttl_seconds),
-                  record.deadline_unix_ms());
+                  record.deadline_unix_ms(), record.remaining_ttl_seconds());
   }
   if (!it->status().ok())
     return absl::DataLossError("lease scan failed: " + it->status().ToString());

@@ -14,13 +14,6 @@ constexpr std::string_view kEnabledName = "auth/enabled";
 constexpr std::string_view kRevisionName = "auth/revision";
 constexpr std::string_view kEnabledRevisionName = "auth/enabled_rev";
 
-std::string UserKey(std::string_view name) {
-  return keys::Meta(std::string(kUserPrefix) + std::string(name));
-}
-std::string RoleKey(std::string_view name) {
-  return keys::Meta(std::string(kRolePrefix) + std::string(name));
-}
-
 template <typename Record>
 absl::Status ScanRecords(const Engine& engine, std::string_view prefix_name,
                          std::map<std::string, Record, std::less<>>* out) {
@@ -57,6 +50,16 @@ authpb::User WithoutRole(const authpb::User& user, std::string_view role) {
 }
 
 }  // namespace
+
+std::string AuthTable::UserKey(std::string_view name) {
+  return keys::Meta(std::string(kUserPrefix) + std::string(name));
+}
+std::string AuthTable::RoleKey(std::string_view name) {
+  return keys::Meta(std::string(kRolePrefix) + std::string(name));
+}
+std::string AuthTable::EnabledKey() { return keys::Meta(kEnabledName); }
+std::string AuthTable::RevisionKey() { return keys::Meta(kRevisionName); }
+std::string AuthTable::EnabledRevisionKey() { return keys::Meta(kEnabledRevisionName); }
 
 absl::Status AuthTable::Restore(const Engine& engine) {
   absl::MutexLock lock(&mu_);

@@ -34,6 +34,15 @@ class AuthTable {
   // Replaces the table with the persisted one. DataLoss on a malformed record.
   [[nodiscard]] absl::Status Restore(const Engine& engine);
 
+  // Where the table keeps its records, for importers of another store's auth state: a user's and a
+  // role's (authpb.User and authpb.Role), and the enabled flag, the revision and the revision at
+  // which auth was enabled (each a big-endian u64 meta record).
+  static std::string UserKey(std::string_view name);
+  static std::string RoleKey(std::string_view name);
+  static std::string EnabledKey();
+  static std::string RevisionKey();
+  static std::string EnabledRevisionKey();
+
   bool enabled() const { return enabled_.load(std::memory_order_acquire); }
   // Bumped by every change (etcd's auth revision, reported by AuthStatus).
   uint64_t revision() const;

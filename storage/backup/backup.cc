@@ -15,6 +15,7 @@
 #include "mvccpb/kv.pb.h"
 #include "storage/backend/raft_log_store.h"
 #include "storage/backup/bolt_file.h"
+#include "storage/backup/etcd_backend.h"
 #include "storage/cluster/alarm_table.h"
 #include "storage/cluster/member_table.h"
 
@@ -201,10 +202,9 @@ absl::Status WalkBolt(std::string_view body, const std::string& path, const Reco
         return absl::OkStatus();
       });
   if (absl::IsNotFound(own_read)) {
+    if (IsEtcdBackend(body)) return ForEachRecordOfEtcdBackend(body, path, record);
     return absl::InvalidArgumentError(
-        path +
-        " is a bbolt file without Leasehold's records (an etcd snapshot?); "
-        "only Leasehold's own backups can be restored");
+        path + " is a bbolt file that is neither a Leasehold backup nor an etcd backend");
   }
   RETURN_IF_ERROR(own_read);
   auto next_own = own.begin();
@@ -239,13 +239,19 @@ absl::StatusOr<BackupSummary> Walk(const std::string& path, OnRecord record) {
   const bool bolt = LooksLikeBoltFile(data);
   if ((!bolt && !std::string_view(data).starts_with(kMagic)) ||
       data.size() < kMagic.size() + kDigestBytes) {
-    return absl::InvalidArgumentError(path + " is not a Leasehold backup");
+    return absl::InvalidArgumentError(path + " is not a Leasehold backup or an etcd snapshot");
   }
-  const std::string_view body(data.data(), data.size() - kDigestBytes);
+  // A bbolt file is whole pages (512 bytes at least): one 32 bytes longer carries its digest, as
+  // `etcdctl snapshot save` writes it; the db of an etcd data dir has none.
+  const bool has_digest = !bolt || data.size() % 512 == kDigestBytes;
+  if (!has_digest && data.size() % 512 != 0) {
+    return absl::DataLossError(path + ": not whole pages (the file is truncated or corrupt)");
+  }
+  const std::string_view body(data.data(), data.size() - (has_digest ? kDigestBytes : 0));
   Sha256 sha;
   sha.Update(body);
   const std::string digest = sha.Final();
-  if (digest != std::string_view(data).substr(body.size())) {
+  if (has_digest && digest != std::string_view(data).substr(body.size())) {
     return absl::DataLossError(path + ": digest mismatch (the file is truncated or corrupt)");
   }
   BackupSummary summary;

@@ -7,7 +7,8 @@
 // and "meta", which is what etcd's restore reads; and "leasehold", every other replicated record
 // (leases as Leasehold keeps them, auth, blob leases, the revision) for Leasehold's own restore.
 // Files from before this format (magic line "LEASEHOLD-BACKUP 1\n", framed records, 512-byte
-// padding, digest) are still read.
+// padding, digest) are still read, and so is etcd's own backend: a snapshot saved from etcd 3.x,
+// or the member/snap/db of an etcd data dir (no digest), read as etcd_backend.h says.
 #pragma once
 
 #include <cstdint>
@@ -49,14 +50,16 @@ struct BackupSummary {
   uint64_t bytes = 0;
 };
 
-// Reads and checks the backup at `path` (magic, framing, digest) without changing anything.
+// Reads and checks the backup (or etcd snapshot) at `path` (magic, framing, digest) without
+// changing anything.
 [[nodiscard]] absl::StatusOr<BackupSummary> InspectBackup(const std::string& path);
 
-// Seeds `engine`, which must be freshly created, from the backup at `path`: its keys, revisions,
-// leases and blob records. Membership, the Raft log and the applied index are left out, so the
-// member founds a new cluster from its own --initial-cluster on first start, as after etcd's
-// `snapshot restore`; leases lose their deadlines and run for their full TTL from the moment a
-// leader of the new cluster takes over. Checks everything before writing anything.
+// Seeds `engine`, which must be freshly created, from the backup (or etcd snapshot) at `path`: its
+// keys, revisions, leases, auth state and blob records. Membership, the Raft log and the applied
+// index are left out, so the member founds a new cluster from its own --initial-cluster on first
+// start, as after etcd's `snapshot restore`; leases lose their deadlines and run for their full TTL
+// (or etcd's checkpointed remaining TTL) from the moment a leader of the new cluster takes over.
+// Checks everything before writing anything.
 [[nodiscard]] absl::StatusOr<BackupSummary> RestoreBackup(const std::string& path, Engine* engine);
 
 }  // namespace leasehold::storage

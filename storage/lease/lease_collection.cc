@@ -9,11 +9,13 @@ bool LeaseCollection::Contains(int64_t id) const {
   return lease_map_.contains(id);
 }
 
-void LeaseCollection::Grant(int64_t id, int64_t ttl_seconds, int64_t deadline_ms) {
+void LeaseCollection::Grant(int64_t id, int64_t ttl_seconds, int64_t deadline_ms,
+                            int64_t remaining_seconds) {
   absl::MutexLock lock(&mu_);
   Lease& lease = lease_map_[id];
   lease.ttl_seconds = ttl_seconds;
   lease.deadline_ms = deadline_ms;
+  lease.remaining_seconds = remaining_seconds;
   if (primary_) expiry_.Upsert(id, deadline_ms);
   expired_.erase(id);
 }
@@ -84,8 +86,10 @@ void LeaseCollection::Promote(int64_t extend_ms, int64_t now_ms) {
   renewed_.clear();
   expired_.clear();
   for (const auto& [id, lease] : lease_map_) {
+    const int64_t first_term_seconds =
+        lease.remaining_seconds > 0 ? lease.remaining_seconds : lease.ttl_seconds;
     const int64_t deadline_ms =
-        lease.deadline_ms != 0 ? lease.deadline_ms : now_ms + lease.ttl_seconds * 1000;
+        lease.deadline_ms != 0 ? lease.deadline_ms : now_ms + first_term_seconds * 1000;
     expiry_.Upsert(id, deadline_ms + extend_ms);
   }
 }

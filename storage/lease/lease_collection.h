@@ -38,8 +38,10 @@ class LeaseCollection {
 
   // --- Replicated state, changed only by the state machine's apply. ---
   bool Contains(int64_t id) const;
-  // Precondition: !Contains(id). `deadline_ms` is the grant time plus the TTL.
-  void Grant(int64_t id, int64_t ttl_seconds, int64_t deadline_ms);
+  // Precondition: !Contains(id). `deadline_ms` is the grant time plus the TTL; 0 for a restored
+  // lease without one, which the first promotion gives `remaining_seconds` (when > 0: etcd's
+  // checkpointed remaining TTL) or its whole TTL.
+  void Grant(int64_t id, int64_t ttl_seconds, int64_t deadline_ms, int64_t remaining_seconds = 0);
   // Removes the lease and returns its keys in sorted order (the order they are deleted in).
   // Precondition: Contains(id).
   std::vector<std::string> Revoke(int64_t id);
@@ -88,6 +90,7 @@ class LeaseCollection {
   struct Lease {
     int64_t ttl_seconds = 0;
     int64_t deadline_ms = 0;  // replicated deadline as of the last grant or checkpoint
+    int64_t remaining_seconds = 0;  // with no deadline: the first promotion's term, if not the TTL
     std::set<std::string> keys;
   };
   int64_t ExpiryLocked(int64_t id, const Lease& lease) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 #include <openssl/sha.h>
 
+#include "authpb/auth.pb.h"
 #include "leasehold/internal.pb.h"
+#include "mvccpb/kv.pb.h"
 #include "storage/backend/raft_log_store.h"
 #include "storage/backup/bolt_file.h"
 #include "tests/storage/temp_dir.h"
@@ -196,15 +198,113 @@ TEST_F(BackupTest, FilesFromEarlierVersionsStillRestore) {
   EXPECT_TRUE(absl::IsNotFound(target->Get(keys::Meta("conf_state")).status()));
 }
 
-TEST_F(BackupTest, ABoltFileWithoutLeaseholdRecordsIsRefusedAsForeign) {
-  BoltFileBuilder etcd_like;  // what etcd's own snapshot holds: its buckets, none of ours
-  etcd_like.AddBucket("key");
-  etcd_like.AddBucket("meta");
-  const std::string path = dir_.Sub("etcd-snapshot");
-  WriteAll(path, Redigest(etcd_like.Finish() + std::string(32, '\0')));
-  auto summary = InspectBackup(path);
-  EXPECT_TRUE(absl::IsInvalidArgument(summary.status())) << summary.status();
-  EXPECT_NE(summary.status().message().find("without Leasehold's records"), std::string_view::npos);
+std::string U64(uint64_t v) {
+  std::string out;
+  AppendBigEndian64(&out, v);
+  return out;
+}
+
+// An etcd v3 backend as etcd 3.4/3.5 lays it out: keys a (rev 2), b (rev 3, deleted at 4, under
+// lease 7 before), a compaction at 2, lease 7 (TTL 60 s, 25 s left at its last checkpoint), auth on
+// with user u1 and role r1. `cluster_version` goes in the cluster bucket.
+std::string EtcdBackend(const std::string& cluster_version) {
+  BoltFileBuilder etcd;
+  etcd.AddBucket("alarm");
+  etcd.AddBucket("auth");
+  etcd.Put("authEnabled", std::string(1, '\x01'));
+  etcd.Put("authRevision", U64(5));
+  authpb::Role role;
+  role.set_name("r1");
+  authpb::User user;
+  user.set_name("u1");
+  user.set_password("$2a$10$hash");
+  user.add_roles("r1");
+  etcd.AddBucket("authRoles");
+  etcd.Put("r1", role.SerializeAsString());
+  etcd.AddBucket("authUsers");
+  etcd.Put("u1", user.SerializeAsString());
+  etcd.AddBucket("cluster");
+  etcd.Put("clusterVersion", cluster_version);
+  etcd.AddBucket("key");
+  auto revision = [](uint64_t main, bool tombstone) {
+    std::string key = U64(main) + "_" + U64(0);
+    return tombstone ? key + "t" : key;
+  };
+  mvccpb::KeyValue a, b, b_deleted;
+  a.set_key("a");
+  a.set_value("1");
+  a.set_create_revision(2);
+  a.set_mod_revision(2);
+  a.set_version(1);
+  b = a;
+  b.set_key("b");
+  b.set_create_revision(3);
+  b.set_mod_revision(3);
+  b.set_lease(7);
+  b_deleted.set_key("b");
+  etcd.Put(revision(2, false), a.SerializeAsString());
+  etcd.Put(revision(3, false), b.SerializeAsString());
+  etcd.Put(revision(4, true), b_deleted.SerializeAsString());
+  etcd.AddBucket("lease");
+  etcd.Put(U64(7), std::string("\x08\x07\x10\x3c\x18\x19"));  // leasepb {ID 7, TTL 60, left 25}
+  etcd.AddBucket("members");
+  etcd.Put("8e9e05c52164694d", R"({"id":1,"peerURLs":["http://old:2380"]})");
+  etcd.AddBucket("meta");
+  etcd.Put("consistent_index", U64(42));
+  etcd.Put("finishedCompactRev", revision(2, false));
+  return etcd.Finish();
+}
+
+TEST_F(BackupTest, AnEtcdSnapshotRestoresItsKeysRevisionsLeasesAndUsers) {
+  const std::string snapshot = dir_.Sub("etcd-snapshot");  // as `etcdctl snapshot save` writes it
+  WriteAll(snapshot, Redigest(EtcdBackend("3.4.0") + std::string(32, '\0')));
+  const std::string backend = dir_.Sub("etcd-db");  // as an etcd data dir's member/snap/db is
+  WriteAll(backend, EtcdBackend("3.5.0"));
+  for (const std::string& path : {snapshot, backend}) {
+    auto target = *Engine::Open(dir_.Sub("target-" + path.substr(path.rfind('/') + 1)));
+    auto summary = RestoreBackup(path, target.get());
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    EXPECT_EQ(summary->revision, 4);
+    EXPECT_EQ(summary->keys, 1u);  // b was deleted
+    EXPECT_EQ(summary->leases, 1u);
+    EXPECT_EQ(*target->GetMetaU64("rev"), 4u);
+    EXPECT_EQ(*target->GetMetaU64("compact"), 2u);
+    EXPECT_EQ(target->Get(keys::Revision({4, 0}))->substr(0, 1), "t");
+    mvccpb::KeyValue b;
+    ASSERT_TRUE(b.ParseFromString(target->Get(keys::Revision({3, 0}))->substr(1)));
+    EXPECT_EQ(b.lease(), 7);
+    internalpb::LeaseRecord lease;
+    ASSERT_TRUE(lease.ParseFromString(*target->Get(keys::Lease(7))));
+    EXPECT_EQ(lease.ttl_seconds(), 60);
+    EXPECT_EQ(lease.remaining_ttl_seconds(), 25);
+    EXPECT_EQ(lease.deadline_unix_ms(), 0);
+    EXPECT_EQ(*target->GetMetaU64("auth/enabled"), 1u);
+    EXPECT_EQ(*target->GetMetaU64("auth/revision"), 5u);
+    authpb::User user;
+    ASSERT_TRUE(user.ParseFromString(*target->Get(keys::Meta("auth/user/u1"))));
+    EXPECT_EQ(user.password(), "$2a$10$hash");
+    EXPECT_TRUE(target->Get(keys::Meta("auth/role/r1")).ok());
+    // The old cluster's membership and applied index stay behind.
+    EXPECT_TRUE(absl::IsNotFound(target->Get(keys::Meta("ci")).status()));
+  }
+}
+
+TEST_F(BackupTest, AnEtcdBackendOfAnUnknownVersionOrAForeignBoltFileIsRefused) {
+  const std::string newer = dir_.Sub("etcd-3.7");
+  WriteAll(newer, EtcdBackend("3.7.0"));
+  auto target = *Engine::Open(dir_.Sub("target"));
+  auto summary = RestoreBackup(newer, target.get());
+  EXPECT_TRUE(absl::IsFailedPrecondition(summary.status())) << summary.status();
+  EXPECT_NE(summary.status().message().find("written by etcd 3.7.0"), std::string_view::npos);
+  auto it = target->NewIterator();
+  it->SeekToFirst();
+  EXPECT_FALSE(it->Valid() && it->key() != keys::Meta("format")) << "nothing written";
+  BoltFileBuilder other;  // a bbolt file of some other program
+  other.AddBucket("widgets");
+  const std::string path = dir_.Sub("other");
+  WriteAll(path, other.Finish());
+  auto inspected = InspectBackup(path);
+  EXPECT_TRUE(absl::IsInvalidArgument(inspected.status())) << inspected.status();
 }
 
 TEST_F(BackupTest, DamagedFilesAreRefusedAndNothingIsWritten) {

@@ -84,6 +84,17 @@ TEST(LeaseCollectionTest, PromoteGivesLeasesWithoutDeadlineTheirFullTtl) {
   EXPECT_EQ(leases.PopExpired(131'000, 10, 1'000), (std::vector<int64_t>{1}));
 }
 
+TEST(LeaseCollectionTest, PromoteGivesAnImportedRemainingTtlInsteadOfTheFullTtl) {
+  LeaseCollection leases;
+  leases.Grant(1, 60, /*deadline_ms=*/0, /*remaining_seconds=*/25);  // from an etcd checkpoint
+  leases.Promote(1'000, /*now_ms=*/100'000);
+  EXPECT_TRUE(leases.PopExpired(125'999, 10, 100'000).empty());
+  EXPECT_EQ(leases.PopExpired(126'000, 10, 1'000), (std::vector<int64_t>{1}));
+  auto ttl = leases.Lookup(1, 126'000, false);
+  ASSERT_TRUE(ttl.has_value());
+  EXPECT_EQ(ttl->granted_ttl_seconds, 60);  // the TTL a renewal gives stays the granted one
+}
+
 TEST(LeaseCollectionTest, PromoteUsesCheckpointedDeadlinePlusAllowance) {
   LeaseCollection leases;
   leases.Grant(1, 60, 60'000);

@@ -24,4 +24,15 @@ absl::StatusOr<std::string> HostPortOfUrl(const std::string& url) {
   return rest;
 }
 
+bool IsUnixUrl(const std::string& url) {
+  return url.rfind("unix://", 0) == 0 || url.rfind("unixs://", 0) == 0;
+}
+
+absl::StatusOr<std::string> GrpcAddressOfUrl(const std::string& url) {
+  if (!IsUnixUrl(url)) return HostPortOfUrl(url);
+  const std::string path = url.substr(url.find("://") + 3);
+  if (path.empty()) return absl::InvalidArgumentError("URL '" + url + "' names no socket");
+  return "unix:" + path;
+}
+
 }  // namespace leasehold

@@ -1,11 +1,13 @@
 #include "server/api/cluster_service.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "common/etcd_errors.h"
 #include "common/url.h"
 #include "server/api/caller.h"
 #include "server/api/propose_reactor.h"
+#include "server/observability/metrics.h"
 
 namespace leasehold::server {
 namespace {
@@ -28,7 +30,7 @@ void FillMembers(Member* member, Response* response) {
 // unreachable.)
 bool ValidPeerUrls(const google::protobuf::RepeatedPtrField<std::string>& urls) {
   return !urls.empty() && std::all_of(urls.begin(), urls.end(), [](const std::string& url) {
-    return HostPortOfUrl(url).ok();
+    return GrpcAddressOfUrl(url).ok();
   });
 }
 
@@ -79,6 +81,8 @@ grpc::ServerUnaryReactor* ClusterService::RouteToLeader(
       request, [context] { return !context->IsCancelled(); },
       [this, reactor, response, request, applied_here](absl::StatusOr<Response> answer) {
         if (!answer.ok()) return reactor->Finish(ToGrpcStatus(answer.status()));
+        if constexpr (std::is_same_v<Response, etcdserverpb::MemberPromoteResponse>)
+          Metrics::Get().CountLearnerPromoted();
         *response = std::move(*answer);
         // The leader has applied the change. Once this member has too, a member list asked of it
         // next shows it, as with etcd, where the member asked waits for its own apply. A member

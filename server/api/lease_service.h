@@ -19,6 +19,8 @@ using LeaseServiceBase = etcdserverpb::Lease::WithCallbackMethod_LeaseGrant<
 
 class LeaseService final : public LeaseServiceBase {
  public:
+  static constexpr const char kRawMethod[] = "/etcdserverpb.Lease/LeaseKeepAlive";
+
   explicit LeaseService(Member* member)
       : member_(member), router_(member, absl::Milliseconds(member->config().request_timeout_ms)) {}
 

@@ -1,14 +1,21 @@
 #include "server/api/maintenance_service.h"
 
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
 #include "common/etcd_errors.h"
 #include "server/api/grpc_status.h"
 #include "server/api/propose_reactor.h"
 #include "server/observability/log.h"
+#include "server/observability/metrics.h"
 #include "storage/backup/backup.h"
 
 namespace leasehold::server {
 namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // Writes a backup, one piece per message, each sent once the previous one has gone.
 class SnapshotStream final : public grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse> {
@@ -28,12 +35,16 @@ class SnapshotStream final : public grpc::ServerWriteReactor<etcdserverpb::Snaps
     response_.Clear();
     auto more = backup_.Next(kChunkBytes, response_.mutable_blob());
     if (!more.ok()) return Finish(ToGrpcStatus(more.status()));
-    if (!*more) return Finish(grpc::Status::OK);
+    if (!*more) {
+      Metrics::Get().ObserveBackendSnapshot(SecondsSince(started_));
+      return Finish(grpc::Status::OK);
+    }
     response_.set_remaining_bytes(backup_.total_bytes() - backup_.written_bytes());
     member_->FillHeader(response_.mutable_header());
     StartWrite(&response_);
   }
 
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   Member* const member_;
   storage::BackupWriter backup_;
   etcdserverpb::SnapshotResponse response_;
@@ -99,7 +110,11 @@ grpc::ServerUnaryReactor* MaintenanceService::Defragment(
     return FinishNow(context, st);
   // Like etcd's, a defragmentation holds up its caller until done (here one gRPC worker thread, not
   // the member).
+  const auto start = std::chrono::steady_clock::now();
+  Metrics::Get().SetDefragInflight(true);
   absl::Status st = member_->engine().CompactAll();
+  Metrics::Get().SetDefragInflight(false);
+  Metrics::Get().ObserveDefrag(SecondsSince(start));
   return FinishNow(context, st);  // headerless, as etcd's
 }
 
@@ -109,8 +124,10 @@ grpc::ServerUnaryReactor* MaintenanceService::Hash(grpc::CallbackServerContext* 
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok())
     return FinishNow(context, st);
+  const auto start = std::chrono::steady_clock::now();
   auto hashed = member_->state_machine().HashAll();
   if (!hashed.ok()) return FinishNow(context, hashed.status());
+  Metrics::Get().ObserveHash(SecondsSince(start));
   response->set_hash(*hashed);
   member_->FillHeader(response->mutable_header());
   return FinishNow(context, absl::OkStatus());
@@ -127,8 +144,10 @@ grpc::ServerUnaryReactor* MaintenanceService::HashKV(grpc::CallbackServerContext
 
 absl::Status AnswerHashKv(Member& member, const etcdserverpb::HashKVRequest& request,
                           etcdserverpb::HashKVResponse* response) {
+  const auto start = std::chrono::steady_clock::now();
   auto hashed = member.state_machine().HashKv(request.revision());
   if (!hashed.ok()) return hashed.status();
+  Metrics::Get().ObserveHashKv(SecondsSince(start));
   response->set_hash(hashed->hash);
   response->set_compact_revision(hashed->compact_revision);
   member.FillHeader(response->mutable_header());

@@ -1,6 +1,8 @@
 #include "server/api/peer_service.h"
 
+#include "absl/strings/str_cat.h"
 #include "server/api/propose_reactor.h"
+#include "server/observability/metrics.h"
 #include "server/peer/peer_transport.h"
 
 namespace leasehold::server {
@@ -29,6 +31,8 @@ class DeliverReactor final : public grpc::ServerReadReactor<peerpb::MessageBatch
           grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(kRemovedMemberRefusal)));
       return;
     }
+    Metrics::Get().CountPeerReceivedBytes(absl::StrCat(absl::Hex(batch_.from())),
+                                          batch_.ByteSizeLong());
     std::vector<raftpb::Message> messages(
         std::make_move_iterator(batch_.mutable_messages()->begin()),
         std::make_move_iterator(batch_.mutable_messages()->end()));

@@ -19,6 +19,8 @@ namespace leasehold::server {
 class WatchService final
     : public etcdserverpb::Watch::WithRawMethod_Watch<etcdserverpb::Watch::Service> {
  public:
+  static constexpr const char kRawMethod[] = "/etcdserverpb.Watch/Watch";
+
   // `election_timeout`: how often to look for a leader; after three looks without one, streams that
   // require a leader end (etcd's monitorLeader). `builder`: the server this service is registered
   // with, before its BuildAndStart (the streams' completion queues are added to it).

@@ -48,7 +48,7 @@ absl::StatusOr<ClusterConfig> BuildClusterConfig(const Flags& flags) {
       return absl::InvalidArgumentError(
           absl::StrCat("--initial-cluster: '", pair, "' is not name=url"));
     }
-    if (!HostPortOfUrl(parts[1]).ok()) {
+    if (!GrpcAddressOfUrl(parts[1]).ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--initial-cluster: bad URL '", parts[1], "'"));
     }

@@ -1,11 +1,11 @@
 #include "server/command/config_file.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
+
+#include <yaml-cpp/yaml.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -128,12 +128,18 @@ const std::map<std::string, Key>& SecurityKeys() {
 
 const char* KindName(Kind kind) {
   switch (kind) {
-    case Kind::kString: return "a string";
-    case Kind::kCount: return "a whole number";
-    case Kind::kInteger: return "a whole number";
-    case Kind::kBool: return "true or false";
-    case Kind::kDuration: return "a duration in nanoseconds";
-    case Kind::kList: return "a list";
+    case Kind::kString:
+      return "a string";
+    case Kind::kCount:
+      return "a whole number";
+    case Kind::kInteger:
+      return "a whole number";
+    case Kind::kBool:
+      return "true or false";
+    case Kind::kDuration:
+      return "a duration in nanoseconds";
+    case Kind::kList:
+      return "a list";
   }
   return "";
 }
@@ -185,8 +191,7 @@ absl::Status AddSetting(const std::string& path, const std::string& key, const s
   if (node.IsNull()) return absl::OkStatus();
   std::optional<std::string> value = FlagValue(node, kind);
   if (!value.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", key, " must be ", KindName(kind)));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", key, " must be ", KindName(kind)));
   }
   if (value->empty()) return absl::OkStatus();
   out->settings.push_back({key, flag, std::move(*value)});
@@ -208,8 +213,8 @@ absl::Status AddSecurityBlock(const std::string& path, const std::string& block,
       out->unknown.push_back(key);
       continue;
     }
-    RETURN_IF_ERROR(AddSetting(path, key, flag_prefix + it->second.flag, it->second.kind,
-                               entry.second, out));
+    RETURN_IF_ERROR(
+        AddSetting(path, key, flag_prefix + it->second.flag, it->second.kind, entry.second, out));
   }
   return absl::OkStatus();
 }

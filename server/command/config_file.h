@@ -26,13 +26,13 @@ struct ConfigFile {
     std::string flag;  // the flag it sets, without "--" ("cert-file")
     std::string value;
   };
-  std::vector<Setting> settings;      // in the file's order
-  std::vector<std::string> unknown;   // keys that name nothing, ignored
+  std::vector<Setting> settings;     // in the file's order
+  std::vector<std::string> unknown;  // keys that name nothing, ignored
 };
 
 // Reads `path`. InvalidArgument names the file and, for a value of the wrong type, the key, as
 // etcd's "cannot unmarshal ..." does; nothing is applied here.
 [[nodiscard]] absl::StatusOr<ConfigFile> ReadConfigFile(const std::string& path,
-                                                      const std::vector<std::string>& own_flags);
+                                                        const std::vector<std::string>& own_flags);
 
 }  // namespace leasehold::server

@@ -61,13 +61,14 @@ absl::StatusOr<bool> ImportEtcdDataDir(const std::string& data_dir, const std::s
   RETURN_IF_ERROR(MoveDatabaseUp(staging, dir));
   fs::rename(dir / "member", dir / kImportedEtcdFolder, ec);
   if (ec) return FileSystemError("cannot rename etcd's member folder", ec);
-  LogInfo("imported etcd's data dir: its backend's keys, leases and users are this member's; etcd's "
-          "WAL is not read, so a dir whose etcd did not stop cleanly may lack its last writes",
-          {{"data-dir", data_dir},
-           {"etcd-member-folder", (dir / kImportedEtcdFolder).string()},
-           {"revision", std::to_string(summary->revision)},
-           {"keys", std::to_string(summary->keys)},
-           {"leases", std::to_string(summary->leases)}});
+  LogInfo(
+      "imported etcd's data dir: its backend's keys, leases and users are this member's; etcd's "
+      "WAL is not read, so a dir whose etcd did not stop cleanly may lack its last writes",
+      {{"data-dir", data_dir},
+       {"etcd-member-folder", (dir / kImportedEtcdFolder).string()},
+       {"revision", std::to_string(summary->revision)},
+       {"keys", std::to_string(summary->keys)},
+       {"leases", std::to_string(summary->leases)}});
   return true;
 }
 

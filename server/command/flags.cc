@@ -438,8 +438,8 @@ absl::StatusOr<Flags> FlagsFromConfigFile(const std::string& path) {
   for (const ConfigFile::Setting& setting : file->settings) {
     auto it = Specs().find(setting.flag);
     if (it == Specs().end() || !it->second.set(&flags, setting.value)) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": invalid value \"", setting.value,
-                                                     "\" for ", setting.key));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": invalid value \"", setting.value, "\" for ", setting.key));
     }
   }
   return flags;
@@ -473,7 +473,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     given.insert(name);
   }
   if (flags.config_file.empty() && !given.contains("config-file")) {
-    if (const char* path = std::getenv("ETCD_CONFIG_FILE"); path != nullptr) flags.config_file = path;
+    if (const char* path = std::getenv("ETCD_CONFIG_FILE"); path != nullptr)
+      flags.config_file = path;
   }
   if (!flags.config_file.empty() && !flags.help && !flags.version) {
     absl::StatusOr<Flags> from_file = FlagsFromConfigFile(flags.config_file);

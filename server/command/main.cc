@@ -53,6 +53,7 @@
 #include "server/member/election_tick_advance.h"
 #include "server/member/expiry_loop.h"
 #include "server/member/member.h"
+#include "server/member/metrics_apply_observer.h"
 #include "server/member/node_loop.h"
 #include "server/observability/grpc_metrics.h"
 #include "server/observability/log.h"
@@ -124,6 +125,8 @@ int Serve(Flags flags) {
 
   storage::StateMachine::Options sm_options;
   sm_options.min_lease_ttl_seconds = MinLeaseTtlSeconds(flags);
+  MetricsApplyObserver apply_metrics;
+  sm_options.observer = &apply_metrics;
   auto state_machine = storage::StateMachine::Open(engine->get(), sm_options);
   if (!state_machine.ok()) return Fail("cannot restore state", state_machine.status());
   // A member that applied its own removal stays removed, as in etcd: serving on from its old data
@@ -251,7 +254,7 @@ int Serve(Flags flags) {
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
     watch.Stop();
   };
-  HealthService health(&member);
+  HealthService health(&member, &watch_hub);
   Metrics::Get().SetServerVersion(config.version);
   JsonGateway gateway(server->InProcessChannel(grpc::ChannelArguments()));
   auto client_http_servers =
@@ -305,6 +308,7 @@ int Serve(Flags flags) {
   peer_port.Stop();
   node.Stop();
   transport.Stop();
+  RemoveUnixSockets(flags);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <random>
@@ -12,7 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/url.h"
+#include "server/api/lease_service.h"
 #include "server/api/unmarshal_error.h"
+#include "server/api/watch_service.h"
 #include "server/blob/blob_auth.h"
 #include "server/http/client_port_http.h"
 #include "server/observability/grpc_metrics.h"
@@ -22,15 +25,16 @@
 namespace leasehold::server {
 namespace {
 
-// Adds a listening port for each of `urls` (http://host:port, or https:// with `tls`).
+// Adds a listening port for each of `urls` (http://host:port, or https:// with `tls`; unix:// and
+// unixs:// are Unix domain sockets).
 absl::Status AddListeners(grpc::ServerBuilder& builder, const std::vector<std::string>& urls,
                           const TlsFiles& tls, std::string_view port_name) {
   for (const auto& url : urls) {
-    auto host_port = HostPortOfUrl(url);
-    if (!host_port.ok()) return host_port.status();
+    auto address = GrpcAddressOfUrl(url);
+    if (!address.ok()) return address.status();
     auto credentials = ServerCredentialsFor(url, tls, port_name);
     if (!credentials.ok()) return credentials.status();
-    builder.AddListeningPort(*host_port, *credentials);
+    builder.AddListeningPort(*address, *credentials);
   }
   return absl::OkStatus();
 }
@@ -94,6 +98,13 @@ absl::Status ConfigureClientGrpc(const Flags& flags, grpc::ServerBuilder& builde
     if (!credentials.ok()) return WithContext("bad --listen-client-urls", credentials.status());
     builder.AddListeningPort("unix-abstract:" + *grpc_tls_socket, *credentials);
   }
+  // unix:// and unixs:// client URLs are gRPC's own sockets (HTTP/1.1 is served on TCP URLs only).
+  std::vector<std::string> unix_urls;
+  for (const std::string& url : flags.listen_client_urls) {
+    if (IsUnixUrl(url)) unix_urls.push_back(url);
+  }
+  if (absl::Status st = AddListeners(builder, unix_urls, flags.client_tls, "client"); !st.ok())
+    return WithContext("bad --listen-client-urls", st);
   // etcd accepts requests up to --max-request-bytes plus gRPC's framing overhead.
   builder.SetMaxReceiveMessageSize(static_cast<int>(flags.max_request_bytes + kGrpcOverheadBytes));
   builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
@@ -124,7 +135,8 @@ absl::Status ConfigureClientGrpc(const Flags& flags, grpc::ServerBuilder& builde
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(NewUnmarshalErrorInterceptorFactory());
   interceptors.push_back(
-      NewGrpcMetricsInterceptorFactory(/*handling_time=*/flags.metrics == "extensive"));
+      NewGrpcMetricsInterceptorFactory(/*handling_time=*/flags.metrics == "extensive",
+                                       {WatchService::kRawMethod, LeaseService::kRawMethod}));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   return absl::OkStatus();
 }
@@ -134,6 +146,7 @@ absl::StatusOr<std::vector<std::unique_ptr<HttpServer>>> StartClientHttp(
     JsonGateway* gateway, HealthService* health, const std::string& version) {
   std::vector<std::unique_ptr<HttpServer>> servers;
   for (const auto& url : flags.listen_client_urls) {
+    if (IsUnixUrl(url)) continue;  // gRPC's alone (ConfigureClientGrpc)
     auto host_port = HostPortOfUrl(url);
     if (!host_port.ok()) return WithContext("bad --listen-client-urls", host_port.status());
     HttpServer::Options http_options = HttpListenOptions(*host_port);
@@ -151,7 +164,11 @@ absl::StatusOr<std::vector<std::unique_ptr<HttpServer>>> StartClientHttp(
       };
     }
     http_options.too_large = [](const HttpRequest&) { return JsonGateway::TooLarge(); };
-    ClientPortHttp answer{flags.enable_grpc_gateway ? gateway : nullptr,        health, version, flags.cors, flags.host_whitelist,
+    ClientPortHttp answer{flags.enable_grpc_gateway ? gateway : nullptr,
+                          health,
+                          version,
+                          flags.cors,
+                          flags.host_whitelist,
                           IsHttpsUrl(url)};
     auto& server = servers.emplace_back(std::make_unique<HttpServer>(
         http_options,
@@ -217,6 +234,16 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartMetricsListener(const Flags& fl
       });
   if (absl::Status st = server->Start(); !st.ok()) return st;
   return server;
+}
+
+void RemoveUnixSockets(const Flags& flags) {
+  for (const auto* urls : {&flags.listen_client_urls, &flags.listen_peer_urls}) {
+    for (const std::string& url : *urls) {
+      if (!IsUnixUrl(url)) continue;
+      std::error_code ignored;
+      std::filesystem::remove(GrpcAddressOfUrl(url)->substr(5), ignored);  // after "unix:"
+    }
+  }
 }
 
 }  // namespace leasehold::server

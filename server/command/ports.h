@@ -70,4 +70,8 @@ struct BlobAdapter {
 [[nodiscard]] absl::StatusOr<std::unique_ptr<HttpServer>> StartMetricsListener(
     const Flags& flags, HealthService* health);
 
+// Removes the socket files of the unix:// and unixs:// client and peer URLs, once their servers
+// have stopped, as etcd removes them.
+void RemoveUnixSockets(const Flags& flags);
+
 }  // namespace leasehold::server

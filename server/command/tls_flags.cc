@@ -25,6 +25,7 @@ absl::Status ApplyTo(bool enabled, const std::string& dir, const std::vector<std
   }
   std::vector<std::string> hosts;
   for (const std::string& url : urls) {
+    if (IsUnixUrl(url)) continue;  // a socket file has no host name to certify
     absl::StatusOr<std::string> host_port = HostPortOfUrl(url);
     if (!host_port.ok()) return host_port.status();
     hosts.push_back(*host_port);

@@ -101,7 +101,8 @@ void ClientPortHttp::Serve(HttpRequest&& request, HttpServer::Respond plain_resp
   }
   const std::string_view target(request.target().data(), request.target().size());
   const std::string_view path = target.substr(0, target.find('?'));
-  if (gateway != nullptr && JsonGateway::Serves(path)) return gateway->Handle(std::move(request), std::move(respond));
+  if (gateway != nullptr && JsonGateway::Serves(path))
+    return gateway->Handle(std::move(request), std::move(respond));
   if (path == "/health" || path == "/metrics")
     return health->Handle(std::move(request), std::move(respond));
   if (path == "/version") {

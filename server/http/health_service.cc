@@ -12,6 +12,7 @@ namespace http = boost::beast::http;
 
 // etcd writes its JSON without a content type, so Go's sniffing names it plain text.
 HttpResponse Health(bool healthy) {
+  Metrics::Get().CountHealthCheck(healthy);
   return MakeHttpResponse(healthy ? http::status::ok : http::status::service_unavailable,
                           "text/plain; charset=utf-8",
                           healthy ? "{\"health\":\"true\"}" : "{\"health\":\"false\"}");
@@ -28,7 +29,7 @@ void HealthService::Handle(HttpRequest&& request, HttpServer::Respond respond) {
   }
   if (path == "/metrics") {
     return respond(MakeHttpResponse(http::status::ok, "text/plain; version=0.0.4; charset=utf-8",
-                                    Metrics::Get().Render(StatsOf(*member_))));
+                                    Metrics::Get().Render(StatsOf(*member_, watch_hub_))));
   }
   if (path != "/health")
     return respond(MakeHttpResponse(http::status::not_found, "text/plain; charset=utf-8",

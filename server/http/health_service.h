@@ -8,16 +8,20 @@
 
 #include "server/http/http_server.h"
 #include "server/member/member.h"
+#include "server/watch/watch_hub.h"
 
 namespace leasehold::server {
 
 class HealthService {
  public:
-  explicit HealthService(Member* member) : member_(member) {}
+  // `watch_hub` (may be null) gives /metrics its watch figures.
+  HealthService(Member* member, const WatchHub* watch_hub)
+      : member_(member), watch_hub_(watch_hub) {}
   void Handle(HttpRequest&& request, HttpServer::Respond respond);
 
  private:
   Member* const member_;
+  const WatchHub* const watch_hub_;
 };
 
 }  // namespace leasehold::server

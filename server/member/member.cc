@@ -8,6 +8,7 @@
 #include "server/member/lease_checkpointer.h"
 #include "server/member/reconfig_checks.h"
 #include "server/observability/log.h"
+#include "server/observability/metrics.h"
 
 namespace leasehold::server {
 
@@ -138,6 +139,7 @@ void Member::RenewLease(const etcdserverpb::LeaseKeepAliveRequest& request, Rene
   const int64_t ttl =
       blob_core_lease ? 0 : state_machine_->leases().Renew(request.id(), now, &replicated_deadline);
   response.set_ttl(ttl);
+  if (ttl > 0) Metrics::Get().CountLeaseRenewed();
   if (ttl == 0 && !blob_core_lease && state_machine_->leases().Contains(request.id())) {
     // Expired, not yet revoked. As etcd does, answer "gone" only once the revoke is applied, so a
     // client told its lease is gone never finds the lease's keys afterwards. The revoke is proposed

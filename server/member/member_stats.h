@@ -3,9 +3,11 @@
 
 #include "server/member/member.h"
 #include "server/observability/metrics.h"
+#include "server/watch/watch_hub.h"
 
 namespace leasehold::server {
 
-MemberStats StatsOf(Member& member);
+// `watch_hub` may be null (no watch figures).
+MemberStats StatsOf(Member& member, const WatchHub* watch_hub);
 
 }  // namespace leasehold::server

@@ -212,6 +212,9 @@ class NodeLoop : public Proposer {
     int64_t asked_ms = 0;
   };
   std::map<std::string, AskedReads> read_waiters_;
+  // When the loop's oldest unanswered heartbeat went to each peer: its answer gives
+  // etcd_network_peer_round_trip_time_seconds (real time, not the loop's clock: a metric only).
+  std::map<uint64_t, std::chrono::steady_clock::time_point> heartbeats_out_;
   // A read index request or its answer travels in one message, which the transport may drop (a peer
   // not yet reachable) and Raft does not send again: reads still waiting this long ask again, as
   // etcd 3.5's do.

@@ -55,7 +55,11 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
     if (rd.soft_state) OnSoftState(*rd.soft_state);
     rocksdb::WriteBatch batch;
     bool sync = !rd.entries.empty() || rd.snapshot.has_value();
-    if (rd.snapshot) InstallSnapshot(*rd.snapshot, &batch);
+    const auto ready_start = std::chrono::steady_clock::now();
+    if (rd.snapshot) {
+      Metrics::Get().SetSnapshotApplyInProgress(true);
+      InstallSnapshot(*rd.snapshot, &batch);
+    }
     log_store_->Append(rd.entries, &batch);
     if (rd.hard_state) {
       const raftpb::HardState& previous = log_store_->hard_state();
@@ -71,13 +75,22 @@ void NodeLoop::ProcessReady(int64_t now_ms) {
     // (etcd does the same). Commitment needs their replies, which this loop steps only after the
     // write below has returned.
     if (rd.may_send_before_persisting && !rd.messages.empty()) SendReadyMessages(&rd);
-    if (batch.Count() > 0) WriteOrDie(engine_, &batch, sync);
+    const auto write_start = std::chrono::steady_clock::now();
+    if (batch.Count() > 0) {
+      if (sync) Metrics::Get().CountWalWriteBytes(batch.GetDataSize());
+      WriteOrDie(engine_, &batch, sync);
+    }
     if (snapshot_installed_) {
       snapshot_installed_ = false;
+      const auto written = std::chrono::steady_clock::now();
       if (absl::Status st = state_machine_->ReloadFromEngine(); !st.ok()) {
         LogError("cannot load the installed snapshot; stopping", {{"error", st.ToString()}});
         std::abort();
       }
+      Metrics::Get().ObserveSnapshotReceive(
+          std::chrono::duration<double>(written - write_start).count(),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - ready_start).count());
+      Metrics::Get().SetSnapshotApplyInProgress(false);
       LogInfo("installed a snapshot from the leader",
               {{"index", std::to_string(rd.snapshot->metadata().index())},
                {"revision", std::to_string(state_machine_->revision())}});
@@ -149,6 +162,13 @@ void NodeLoop::SendReadyMessages(raft::Ready* rd) {
   // Someone else is now in the configuration and may apply what this member has not yet: reads
   // take the ReadIndex path from here on (see ReadBarrier).
   sole_member_leader_.store(false, std::memory_order_release);
+  const auto now = std::chrono::steady_clock::now();
+  for (const raftpb::Message& m : rd->messages) {
+    if (m.type() != raftpb::MSG_HEARTBEAT) continue;
+    // One unanswered heartbeat is timed per peer; one unanswered for 10 s was lost.
+    auto [it, added] = heartbeats_out_.try_emplace(m.to(), now);
+    if (!added && now - it->second > std::chrono::seconds(10)) it->second = now;
+  }
   sender_->Send(std::move(rd->messages));
   rd->messages.clear();
 }
@@ -240,6 +260,7 @@ void NodeLoop::WarnIfSlow(const internalpb::InternalRequest& request,
                           std::chrono::steady_clock::duration took) const {
   const absl::Duration expected = absl::Microseconds(options_.warning_apply_duration_us);
   if (absl::FromChrono(took) <= expected) return;
+  Metrics::Get().CountSlowApply();
   // What was applied, without values (as etcd shows a put's value_size, not its value).
   std::string what;
   switch (request.request_case()) {
@@ -285,6 +306,7 @@ void NodeLoop::InstallSnapshot(const raftpb::Snapshot& snapshot, rocksdb::WriteB
 absl::StatusOr<raftpb::Snapshot> NodeLoop::MakeSnapshot() {
   // Called by Raft on this thread while it prepares messages: the state machine is flushed and at
   // rest, so its dump is exactly the state as of its applied index.
+  const auto start = std::chrono::steady_clock::now();
   raftpb::Snapshot snapshot;
   const uint64_t applied = state_machine_->applied_index();
   auto term = log_store_->Term(applied);
@@ -292,7 +314,11 @@ absl::StatusOr<raftpb::Snapshot> NodeLoop::MakeSnapshot() {
   snapshot.mutable_metadata()->set_index(applied);
   snapshot.mutable_metadata()->set_term(*term);
   *snapshot.mutable_metadata()->mutable_conf_state() = node_->raft().conf_state();
+  const auto dump_start = std::chrono::steady_clock::now();
   if (absl::Status st = state_machine_->Dump(snapshot.mutable_data()); !st.ok()) return st;
+  const auto done = std::chrono::steady_clock::now();
+  Metrics::Get().ObserveSnapshotSave(std::chrono::duration<double>(done - dump_start).count(),
+                                     std::chrono::duration<double>(done - start).count());
   LogInfo("sending a snapshot to a lagging member",
           {{"index", std::to_string(applied)}, {"bytes", std::to_string(snapshot.data().size())}});
   return snapshot;

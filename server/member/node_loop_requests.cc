@@ -72,6 +72,14 @@ absl::Status NodeLoop::LeaderDecides(const raftpb::ConfChange& change, int64_t n
 
 void NodeLoop::HandleInbox(Inbox& inbox, int64_t now_ms) {
   for (const raftpb::Message& m : inbox.messages) {
+    if (m.type() == raftpb::MSG_HEARTBEAT_RESPONSE) {
+      if (auto sent = heartbeats_out_.find(m.from()); sent != heartbeats_out_.end()) {
+        Metrics::Get().ObservePeerRoundTrip(
+            absl::StrCat(absl::Hex(m.from())),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - sent->second).count());
+        heartbeats_out_.erase(sent);
+      }
+    }
     // Errors here are messages the node refuses (stale, malformed): nothing to answer.
     node_->Step(m).IgnoreError();
   }
@@ -170,6 +178,7 @@ void NodeLoop::AskReadIndex(std::vector<PendingRead>& reads, bool leaderless, in
     context[8 + i] = static_cast<char>(seq >> (8 * i));
   }
   const absl::Status st = node_->ReadIndex(context);
+  if (!st.ok()) Metrics::Get().CountReadIndexFailed();
   AskedReads asked{{}, now_ms};
   for (auto& r : reads) {
     if (st.ok()) {

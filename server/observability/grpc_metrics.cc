@@ -1,11 +1,13 @@
 #include "server/observability/grpc_metrics.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <string>
 #include <string_view>
 
 #include <google/protobuf/descriptor.h>
+#include <google/protobuf/message_lite.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/histogram.h>
@@ -108,18 +110,39 @@ class Counters {
 
 class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
-  explicit GrpcMetricsInterceptor(const MethodCounters& counters) : counters_(counters) {
+  GrpcMetricsInterceptor(const MethodCounters& counters, bool streaming, bool raw)
+      : counters_(counters), streaming_(streaming), raw_(raw) {
     counters_.started->Increment();
     if (counters_.handling != nullptr) started_at_ = std::chrono::steady_clock::now();
   }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+      // etcd's clients name their API version in the call's metadata.
+      std::string version = "unknown";
+      if (const auto* metadata = methods->GetRecvInitialMetadata(); metadata != nullptr) {
+        if (auto it = metadata->find("client-api-version"); it != metadata->end())
+          version.assign(it->second.data(), it->second.size());
+      }
+      Metrics::Get().CountClientRequest(streaming_, version);
+    }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
         methods->GetRecvMessage() != nullptr) {
       counters_.received->Increment();
+      // A raw method's request is the bytes that arrived; any other is a parsed protobuf message
+      // (a generated message's only base is MessageLite), whose size is theirs.
+      const void* message = methods->GetRecvMessage();
+      Metrics::Get().CountClientBytes(
+          raw_ ? static_cast<const grpc::ByteBuffer*>(message)->Length()
+               : static_cast<const google::protobuf::MessageLite*>(message)->ByteSizeLong(),
+          0);
     }
-    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_MESSAGE))
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_MESSAGE)) {
       counters_.sent->Increment();
+      // Serialized here rather than after the interceptors: the same one encoding is sent.
+      if (const grpc::ByteBuffer* bytes = methods->GetSerializedSendMessage(); bytes != nullptr)
+        Metrics::Get().CountClientBytes(0, bytes->Length());
+    }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const size_t code = static_cast<size_t>(methods->GetSendStatus().error_code());
       counters_.handled[code < kCodeNames.size() ? code : 2]
@@ -134,29 +157,39 @@ class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
 
  private:
   const MethodCounters& counters_;
+  const bool streaming_;
+  const bool raw_;
   std::chrono::steady_clock::time_point started_at_;
 };
 
 class GrpcMetricsInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
+  explicit GrpcMetricsInterceptorFactory(std::vector<std::string> raw_methods)
+      : raw_methods_(std::move(raw_methods)) {}
+
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
     using Type = grpc::experimental::ServerRpcInfo::Type;
     const Type type = info->type();
     const char* name = TypeName(type == Type::CLIENT_STREAMING || type == Type::BIDI_STREAMING,
                                 type == Type::SERVER_STREAMING || type == Type::BIDI_STREAMING);
+    const std::string method = info->method() != nullptr ? info->method() : "";
     return new GrpcMetricsInterceptor(
-        Counters::Get().For(info->method() != nullptr ? info->method() : "", name));
+        Counters::Get().For(method, name), type != Type::UNARY,
+        std::find(raw_methods_.begin(), raw_methods_.end(), method) != raw_methods_.end());
   }
+
+ private:
+  const std::vector<std::string> raw_methods_;
 };
 
 }  // namespace
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
-NewGrpcMetricsInterceptorFactory(bool handling_time) {
+NewGrpcMetricsInterceptorFactory(bool handling_time, std::vector<std::string> raw_methods) {
   Counters::Get(handling_time);  // etcd's services' series exist from the start
-  return std::make_unique<GrpcMetricsInterceptorFactory>();
+  return std::make_unique<GrpcMetricsInterceptorFactory>(std::move(raw_methods));
 }
 
 }  // namespace leasehold::server

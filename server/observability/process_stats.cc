@@ -63,6 +63,10 @@ absl::StatusOr<ProcessStats> ReadProcessStats() {
   }
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0) stats.max_fds = static_cast<double>(limit.rlim_cur);
+  if (getrlimit(RLIMIT_AS, &limit) == 0) {
+    stats.virtual_max_bytes = limit.rlim_cur == RLIM_INFINITY ? 18446744073709551616.0
+                                                              : static_cast<double>(limit.rlim_cur);
+  }
   return stats;
 }
 

@@ -13,6 +13,9 @@ struct ProcessStats {
   double start_time_seconds = 0;  // process_start_time_seconds, since the Unix epoch
   double open_fds = 0;            // process_open_fds
   double max_fds = 0;             // process_max_fds: the soft limit
+  // process_virtual_memory_max_bytes: the address-space soft limit (2^64 when unlimited, as Go's
+  // client reports it).
+  double virtual_max_bytes = 0;
 };
 
 [[nodiscard]] absl::StatusOr<ProcessStats> ReadProcessStats();

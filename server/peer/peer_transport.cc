@@ -39,8 +39,10 @@ class PeerTransport::Peer {
     size_t i = begin;
     for (; i < end && queue_.size() < kMaxQueuedMessages; ++i)
       queue_.push_back(std::move(messages[i]));
-    if (i < end)
+    if (i < end) {
       Metrics::Get().CountPeerSendFailures(absl::StrCat(absl::Hex(id_)), end - i);  // dropped
+      for (; i < end; ++i) CountIfHeartbeat(messages[i]);
+    }
   }
 
   std::shared_ptr<grpc::Channel> Channel() {
@@ -49,9 +51,13 @@ class PeerTransport::Peer {
   }
 
  private:
+  static void CountIfHeartbeat(const raftpb::Message& m) {
+    if (m.type() == raftpb::MSG_HEARTBEAT) Metrics::Get().CountHeartbeatSendFailure();
+  }
+
   std::shared_ptr<grpc::Channel> ChannelLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const std::string url = transport_->UrlOf(id_);
-    auto address = HostPortOfUrl(url);
+    auto address = GrpcAddressOfUrl(url);
     if (!address.ok()) return nullptr;
     if (channel_ == nullptr || url != url_) {
       auto credentials = ChannelCredentialsFor(url, transport_->tls_);
@@ -125,11 +131,16 @@ class PeerTransport::Peer {
           *out.add_messages() = std::move(batch[start]);
         }
         ok = writer->Write(out);
+        if (ok) Metrics::Get().CountPeerSentBytes(peer_hex_, bytes);
       }
       batch.clear();
       if (ok && !active_) {
         active_ = true;
-        LogInfo("peer became active", {{"peer-id", absl::StrCat(absl::Hex(id_))}});
+        LogInfo("peer became active", {{"peer-id", peer_hex_}});
+      }
+      if (ok != shown_active_) {
+        shown_active_ = ok;
+        Metrics::Get().SetPeerActive(absl::StrCat(absl::Hex(transport_->self_id_)), peer_hex_, ok);
       }
       if (!ok) {
         const grpc::Status status = writer->Finish();
@@ -151,6 +162,7 @@ class PeerTransport::Peer {
         mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(100));
         // The failed stream's batch counts whole (how much of it arrived is not known).
         Metrics::Get().CountPeerSendFailures(absl::StrCat(absl::Hex(id_)), batched + queue_.size());
+        for (const raftpb::Message& m : queue_) CountIfHeartbeat(m);
         queue_.clear();
       }
     }
@@ -186,8 +198,10 @@ class PeerTransport::Peer {
   }
 
   PeerTransport* const transport_;
-  bool active_ = true;  // the last batch went out (the sender thread's own)
+  bool active_ = true;         // the last batch went out (the sender thread's own)
+  bool shown_active_ = false;  // what etcd_network_active_peers says of this peer
   const uint64_t id_;
+  const std::string peer_hex_ = absl::StrCat(absl::Hex(id_));
   absl::Mutex mu_;
   std::vector<raftpb::Message> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -77,7 +77,9 @@ class RulesVerifier final : public grpc::experimental::ExternalCertificateVerifi
 
 }  // namespace
 
-bool IsHttpsUrl(const std::string& url) { return url.rfind("https://", 0) == 0; }
+bool IsHttpsUrl(const std::string& url) {
+  return url.rfind("https://", 0) == 0 || url.rfind("unixs://", 0) == 0;
+}
 
 bool AnyHttpsUrl(const std::vector<std::string>& urls) {
   return std::any_of(urls.begin(), urls.end(), IsHttpsUrl);
@@ -152,7 +154,7 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> DialPeer(const std::string& url,
                                                         const TlsFiles& files) {
-  absl::StatusOr<std::string> address = HostPortOfUrl(url);
+  absl::StatusOr<std::string> address = GrpcAddressOfUrl(url);
   if (!address.ok()) return address.status();
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       ChannelCredentialsFor(url, files);

@@ -65,11 +65,21 @@ int64_t WatchHub::published_revision() const {
   return published_revision_;
 }
 
-size_t WatchHub::watcher_count() const {
+WatchHub::Stats WatchHub::stats() const {
   absl::MutexLock lock(&mu_);
-  size_t n = 0;
-  for (const auto& [sink, watchers] : watchers_) n += watchers.size();
-  return n;
+  Stats stats;
+  stats.streams = tickers_.size();
+  for (const auto& [sink, watchers] : watchers_) {
+    stats.watchers += watchers.size();
+    for (const auto& [id, w] : watchers) {
+      if (!w.lagging) continue;
+      ++stats.slow_watchers;
+      if (published_revision_ >= w.next_revision)
+        stats.pending_revisions += static_cast<uint64_t>(published_revision_ - w.next_revision + 1);
+    }
+  }
+  stats.events_sent = events_sent_.load(std::memory_order_relaxed);
+  return stats;
 }
 
 bool WatchHub::Matches(const Watcher& w, const mvccpb::Event& event) const {
@@ -105,7 +115,9 @@ bool WatchHub::SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t
       chunk.assign(std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(begin)),
                    std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(end)));
     }
+    const size_t count = chunk.size();
     if (!w.sink->Deliver(w.spec, std::move(chunk), revision)) return false;
+    events_sent_.fetch_add(count, std::memory_order_relaxed);
     w.next_revision = last + 1;
     w.idle = false;
     begin = end;
@@ -196,6 +208,7 @@ WatchHub::Delivery WatchHub::DeliverMatchingLocked(Watcher& w,
   if (matched == 0) return Delivery::kNothing;
   if (shared != nullptr && matched == events.size()) {
     if (!w.sink->DeliverShared(w.spec, *shared, revision)) return Delivery::kRefused;
+    events_sent_.fetch_add(events.size(), std::memory_order_relaxed);
     w.next_revision = events.back().kv().mod_revision() + 1;
     w.idle = false;
     return Delivery::kSent;

@@ -8,6 +8,7 @@
 // while holding their lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -131,7 +132,16 @@ class WatchHub {
   void NotifyNoLeader();
 
   int64_t published_revision() const;
-  size_t watcher_count() const;
+
+  // For etcd's watch metrics, read at scrape time.
+  struct Stats {
+    size_t watchers = 0;
+    size_t streams = 0;              // open streams (OpenStream, not yet RemoveAll)
+    size_t slow_watchers = 0;        // lagging: to be caught up from history
+    uint64_t pending_revisions = 0;  // revisions slow watchers have yet to be sent
+    uint64_t events_sent = 0;        // since start, one per watcher per event
+  };
+  Stats stats() const;
 
  private:
   struct Watcher {
@@ -190,6 +200,7 @@ class WatchHub {
   // Every watcher of watchers_, by its range: a publish visits only the watchers of its keys.
   KeyRangeIndex<Watcher> by_range_ ABSL_GUARDED_BY(mu_);
   uint64_t collections_ ABSL_GUARDED_BY(mu_) = 0;  // WatchersOfKeysLocked calls so far
+  std::atomic<uint64_t> events_sent_{0};  // Stats::events_sent; the fan-out's threads add to it
   // Each open stream's progress ticker (steady-clock milliseconds), and the tickers by due time.
   struct ProgressTicker {
     int64_t due_ms;

@@ -142,6 +142,11 @@ int64_t StateMachine::compacted_revision() const {
   return store_.compacted_revision();
 }
 
+size_t StateMachine::live_key_count() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return store_.live_key_count();
+}
+
 absl::StatusOr<etcdserverpb::RangeResponse> StateMachine::Range(const RangeRequest& request) const {
   absl::ReaderMutexLock lock(&mu_);
   return RangeLocked(request, 0);
@@ -149,6 +154,7 @@ absl::StatusOr<etcdserverpb::RangeResponse> StateMachine::Range(const RangeReque
 
 absl::StatusOr<etcdserverpb::RangeResponse> StateMachine::RangeLocked(const RangeRequest& request,
                                                                       int64_t txn_revision) const {
+  observer_->Range();
   const bool filtered = request.min_mod_revision() != 0 || request.max_mod_revision() != 0 ||
                         request.min_create_revision() != 0 || request.max_create_revision() != 0;
   auto order = request.sort_order();
@@ -229,6 +235,7 @@ absl::Status StateMachine::ApplyPut(MvccStore::WriteTxn& txn,
   const int64_t lease = request.ignore_lease() ? old_lease : request.lease();
   if (lease != 0 && !leases_.Contains(lease)) return errors::LeaseNotFound();
   std::string value = request.ignore_value() ? existing->value : request.value();
+  observer_->Put(request.key().size() + value.size());
   auto prev = txn.Put(request.key(), value, lease);
   if (request.prev_kv() && prev.has_value()) *response->mutable_prev_kv() = std::move(*prev);
   MoveKey(request.key(), old_lease, lease);
@@ -239,6 +246,7 @@ absl::Status StateMachine::ApplyPut(MvccStore::WriteTxn& txn,
 void StateMachine::ApplyDelete(MvccStore::WriteTxn& txn,
                                const etcdserverpb::DeleteRangeRequest& request,
                                etcdserverpb::DeleteRangeResponse* response) {
+  observer_->DeleteRange();
   auto deleted = txn.DeleteRange(request.key(), request.range_end());
   response->set_deleted(static_cast<int64_t>(deleted.size()));
   for (auto& kv : deleted) {
@@ -322,10 +330,12 @@ absl::Status StateMachine::ApplyTxn(MvccStore::WriteTxn& txn,
                                     etcdserverpb::TxnResponse* response) {
   TxnPath path;
   RETURN_IF_ERROR(CheckTxnOps(request, &path));
+  int ops = 0;
   RunTxnPath(
       path, request, [&txn] { return txn.revision(); },
       [&](const etcdserverpb::RequestOp& op, etcdserverpb::ResponseOp* result)
           ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            ++ops;
             if (op.has_request_range()) {
               auto range = RangeLocked(op.request_range(), txn.revision());
               // Checked above: a range inside a transaction cannot fail here.
@@ -339,6 +349,7 @@ absl::Status StateMachine::ApplyTxn(MvccStore::WriteTxn& txn,
             }
           },
       response);
+  if (ops > 1) observer_->Txn();
   return absl::OkStatus();
 }
 
@@ -361,10 +372,12 @@ absl::StatusOr<etcdserverpb::TxnResponse> StateMachine::ReadOnlyTxn(
   absl::Status failed;
   etcdserverpb::TxnResponse response;
   const int64_t revision = store_.revision();
+  int ops = 0;
   RunTxnPath(
       path, request, [revision] { return revision; },
       [&](const etcdserverpb::RequestOp& op, etcdserverpb::ResponseOp* result)
           ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            ++ops;
             auto range = RangeLocked(op.request_range(), 0);  // every leaf is a range
             if (range.ok()) {
               *result->mutable_response_range() = std::move(*range);
@@ -373,6 +386,7 @@ absl::StatusOr<etcdserverpb::TxnResponse> StateMachine::ReadOnlyTxn(
             }
           },
       &response);
+  if (ops > 1) observer_->Txn();
   RETURN_IF_ERROR(failed);
   return response;
 }
@@ -397,6 +411,7 @@ absl::Status StateMachine::ApplyLeaseGrant(const internalpb::InternalRequest& en
   const int64_t ttl = std::max(request.ttl(), options_.min_lease_ttl_seconds);
   leases_.Grant(request.id(), ttl, entry.time_unix_ms() + ttl * 1000);
   PersistLease(request.id(), batch);
+  observer_->LeaseGranted(ttl);
   response->set_id(request.id());
   response->set_ttl(ttl);
   response->mutable_header()->set_revision(store_.revision());
@@ -416,8 +431,13 @@ absl::Status StateMachine::ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* bat
   // Every attached key goes in one revision, in sorted order, so all members write the same bytes.
   std::vector<std::string> keys = leases_.Revoke(id);
   MvccStore::WriteTxn txn(&store_, batch, events);
-  for (const std::string& key : keys) txn.DeleteRange(key, "");
+  for (const std::string& key : keys) {
+    observer_->DeleteRange();
+    txn.DeleteRange(key, "");
+  }
   txn.Finish();
+  if (keys.size() > 1) observer_->Txn();
+  observer_->LeaseRevoked();
   batch->Delete(keys::Lease(id));
   response->mutable_header()->set_revision(store_.revision());
   return absl::OkStatus();
@@ -480,10 +500,14 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
       txn.Finish();
       break;
     }
-    case internalpb::InternalRequest::kCompaction:
-      result.status = store_.Compact(entry.compaction().revision(), &batch);
+    case internalpb::InternalRequest::kCompaction: {
+      observer_->CompactionStarted();
+      uint64_t versions_deleted = 0;
+      result.status = store_.Compact(entry.compaction().revision(), &batch, &versions_deleted);
+      observer_->CompactionFinished(versions_deleted);
       response.mutable_compaction()->mutable_header()->set_revision(store_.revision());
       break;
+    }
     case internalpb::InternalRequest::kLeaseGrant:
       result.status = ApplyLeaseGrant(entry, &batch, response.mutable_lease_grant());
       break;

@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "etcdserverpb/rpc.pb.h"
 #include "leasehold/internal.pb.h"
+#include "storage/apply/apply_observer.h"
 #include "storage/auth/auth_table.h"
 #include "storage/backend/engine.h"
 #include "storage/blob/blob_ops.h"
@@ -42,6 +43,7 @@ class StateMachine {
  public:
   struct Options {
     int64_t min_lease_ttl_seconds = 2;
+    ApplyObserver* observer = nullptr;  // not owned; null: nobody is told
   };
 
   // Restores the store and the leases from `engine` (not owned; must outlive this object).
@@ -86,6 +88,7 @@ class StateMachine {
       const etcdserverpb::TxnRequest& request) const;
   int64_t revision() const;
   int64_t compacted_revision() const;
+  size_t live_key_count() const;
   // Watch events of flushed revisions [from, to]; see MvccStore::History.
   [[nodiscard]] absl::Status History(int64_t from, int64_t to, const std::string& key,
                                      const std::string& range_end, bool with_prev_kv,
@@ -141,7 +144,11 @@ class StateMachine {
 
  private:
   StateMachine(Engine* engine, const Options& options)
-      : engine_(engine), options_(options), store_(engine), blob_timer_(this) {}
+      : engine_(engine),
+        options_(options),
+        observer_(options.observer != nullptr ? options.observer : &no_observer_),
+        store_(engine),
+        blob_timer_(this) {}
 
   // Core leases for blob leases: granted and revoked inside the entry being applied.
   class BlobTimer : public CoreLeaseTimer {
@@ -201,6 +208,8 @@ class StateMachine {
 
   Engine* const engine_;
   const Options options_;
+  ApplyObserver no_observer_;
+  ApplyObserver* const observer_;
   mutable absl::Mutex mu_;
   MvccStore store_ ABSL_GUARDED_BY(mu_);
   LeaseCollection leases_;  // internally synchronised; replicated parts change only under mu_

@@ -222,6 +222,11 @@ std::unique_ptr<rocksdb::Iterator> Engine::NewIterator(std::string_view upper_bo
   return it;
 }
 
+int64_t Engine::PinnedViews() const {
+  uint64_t count = 0;
+  return db_->GetIntProperty("rocksdb.num-snapshots", &count) ? static_cast<int64_t>(count) : 0;
+}
+
 std::shared_ptr<const rocksdb::Snapshot> Engine::Pin() const {
   rocksdb::DB* db = db_.get();
   return std::shared_ptr<const rocksdb::Snapshot>(

@@ -57,6 +57,8 @@ class Engine {
   // A consistent read view, released when the last copy goes: iterators made with it all see the
   // database as it was when it was pinned.
   std::shared_ptr<const rocksdb::Snapshot> Pin() const;
+  // How many pinned views are held now.
+  int64_t PinnedViews() const;
   std::unique_ptr<rocksdb::Iterator> NewIterator(const rocksdb::Snapshot* view) const;
   // Compacts the whole key space, dropping deleted and overwritten versions from disk (etcd's
   // defragment). Blocks until done.

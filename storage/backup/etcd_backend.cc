@@ -72,7 +72,8 @@ absl::Status CheckVersion(std::string_view file, const std::string& path) {
     };
   };
   RETURN_IF_ERROR(ForEachIfPresent(file, kMetaBucket, take(kStorageVersion)));
-  if (!version.has_value()) RETURN_IF_ERROR(ForEachIfPresent(file, kClusterBucket, take(kClusterVersion)));
+  if (!version.has_value())
+    RETURN_IF_ERROR(ForEachIfPresent(file, kClusterBucket, take(kClusterVersion)));
   if (version.has_value() && !KnownVersion(*version)) {
     return absl::FailedPreconditionError(path + " was written by etcd " + *version +
                                          ", whose storage this version of Leasehold does not read "
@@ -96,10 +97,17 @@ absl::StatusOr<internalpb::LeaseRecord> ParseEtcdLease(std::string_view value,
       continue;
     }
     switch (tag >> 3) {
-      case 1: lease.set_id(static_cast<int64_t>(field)); break;
-      case 2: lease.set_ttl_seconds(static_cast<int64_t>(field)); break;
-      case 3: lease.set_remaining_ttl_seconds(static_cast<int64_t>(field)); break;
-      default: break;
+      case 1:
+        lease.set_id(static_cast<int64_t>(field));
+        break;
+      case 2:
+        lease.set_ttl_seconds(static_cast<int64_t>(field));
+        break;
+      case 3:
+        lease.set_remaining_ttl_seconds(static_cast<int64_t>(field));
+        break;
+      default:
+        break;
     }
   }
   if (!in.ConsumedEntireMessage() || lease.id() == 0 || lease.ttl_seconds() <= 0) {
@@ -120,56 +128,56 @@ absl::Status ForEachRecordOfEtcdBackend(std::string_view file, const std::string
                                         const RecordFn& record) {
   RETURN_IF_ERROR(CheckVersion(file, path));
   int64_t newest = 0;
-  RETURN_IF_ERROR(ForEachInBoltBucket(file, kKeyBucket, [&](std::string_view key,
-                                                            std::string_view value) {
-    const bool tombstone = key.size() == kRevisionBytes + 1 && key.back() == 't';
-    if ((key.size() != kRevisionBytes && !tombstone) || key[8] != '_')
-      return Malformed(path, "revision key");
-    const Revision revision{static_cast<int64_t>(ReadBigEndian64(key.substr(0, 8))),
-                            static_cast<int64_t>(ReadBigEndian64(key.substr(9, 8)))};
-    newest = std::max(newest, revision.main);
-    std::string version(1, tombstone ? kTombstoneFlag : kPutFlag);
-    version.append(value);
-    return record(keys::Revision(revision), version);
-  }));
+  RETURN_IF_ERROR(
+      ForEachInBoltBucket(file, kKeyBucket, [&](std::string_view key, std::string_view value) {
+        const bool tombstone = key.size() == kRevisionBytes + 1 && key.back() == 't';
+        if ((key.size() != kRevisionBytes && !tombstone) || key[8] != '_')
+          return Malformed(path, "revision key");
+        const Revision revision{static_cast<int64_t>(ReadBigEndian64(key.substr(0, 8))),
+                                static_cast<int64_t>(ReadBigEndian64(key.substr(9, 8)))};
+        newest = std::max(newest, revision.main);
+        std::string version(1, tombstone ? kTombstoneFlag : kPutFlag);
+        version.append(value);
+        return record(keys::Revision(revision), version);
+      }));
   int64_t compacted = -1;
-  RETURN_IF_ERROR(ForEachInBoltBucket(file, kMetaBucket, [&](std::string_view key,
-                                                             std::string_view value) {
-    if (key != kFinishedCompact) return absl::OkStatus();
-    if (value.size() < 8) return Malformed(path, "compaction revision");
-    compacted = static_cast<int64_t>(ReadBigEndian64(value.substr(0, 8)));
-    return absl::OkStatus();
-  }));
+  RETURN_IF_ERROR(
+      ForEachInBoltBucket(file, kMetaBucket, [&](std::string_view key, std::string_view value) {
+        if (key != kFinishedCompact) return absl::OkStatus();
+        if (value.size() < 8) return Malformed(path, "compaction revision");
+        compacted = static_cast<int64_t>(ReadBigEndian64(value.substr(0, 8)));
+        return absl::OkStatus();
+      }));
   if (compacted >= 0) RETURN_IF_ERROR(record(keys::Meta("compact"), U64(compacted)));
   RETURN_IF_ERROR(record(keys::Meta("rev"), U64(std::max(newest, compacted))));
-  RETURN_IF_ERROR(ForEachIfPresent(file, kLeaseBucket, [&](std::string_view key,
-                                                           std::string_view value) {
-    ASSIGN_OR_RETURN(internalpb::LeaseRecord lease, ParseEtcdLease(value, path));
-    if (key.size() != 8 || static_cast<int64_t>(ReadBigEndian64(key)) != lease.id())
-      return Malformed(path, "lease key");
-    return record(keys::Lease(lease.id()), lease.SerializeAsString());
-  }));
+  RETURN_IF_ERROR(
+      ForEachIfPresent(file, kLeaseBucket, [&](std::string_view key, std::string_view value) {
+        ASSIGN_OR_RETURN(internalpb::LeaseRecord lease, ParseEtcdLease(value, path));
+        if (key.size() != 8 || static_cast<int64_t>(ReadBigEndian64(key)) != lease.id())
+          return Malformed(path, "lease key");
+        return record(keys::Lease(lease.id()), lease.SerializeAsString());
+      }));
   bool auth_enabled = false;
   uint64_t auth_revision = 0;
-  RETURN_IF_ERROR(ForEachIfPresent(file, kAuthBucket, [&](std::string_view key,
-                                                          std::string_view value) {
-    if (key == kAuthEnabled) {
-      if (value.size() != 1) return Malformed(path, "auth flag");
-      auth_enabled = value[0] == 1;
-    } else if (key == kAuthRevision) {
-      if (value.size() != 8) return Malformed(path, "auth revision");
-      auth_revision = ReadBigEndian64(value);
-    }
-    return absl::OkStatus();
-  }));
+  RETURN_IF_ERROR(
+      ForEachIfPresent(file, kAuthBucket, [&](std::string_view key, std::string_view value) {
+        if (key == kAuthEnabled) {
+          if (value.size() != 1) return Malformed(path, "auth flag");
+          auth_enabled = value[0] == 1;
+        } else if (key == kAuthRevision) {
+          if (value.size() != 8) return Malformed(path, "auth revision");
+          auth_revision = ReadBigEndian64(value);
+        }
+        return absl::OkStatus();
+      }));
   RETURN_IF_ERROR(record(AuthTable::EnabledKey(), U64(auth_enabled ? 1 : 0)));
   RETURN_IF_ERROR(record(AuthTable::RevisionKey(), U64(auth_revision)));
   // No token from before the move exists here: auth counts as enabled since the move.
   if (auth_enabled) RETURN_IF_ERROR(record(AuthTable::EnabledRevisionKey(), U64(auth_revision)));
-  RETURN_IF_ERROR(ForEachIfPresent(file, kUsersBucket, [&](std::string_view name,
-                                                           std::string_view user) {
-    return record(AuthTable::UserKey(name), user);
-  }));
+  RETURN_IF_ERROR(
+      ForEachIfPresent(file, kUsersBucket, [&](std::string_view name, std::string_view user) {
+        return record(AuthTable::UserKey(name), user);
+      }));
   return ForEachIfPresent(file, kRolesBucket, [&](std::string_view name, std::string_view role) {
     return record(AuthTable::RoleKey(name), role);
   });

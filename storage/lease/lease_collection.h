@@ -89,7 +89,7 @@ class LeaseCollection {
  private:
   struct Lease {
     int64_t ttl_seconds = 0;
-    int64_t deadline_ms = 0;  // replicated deadline as of the last grant or checkpoint
+    int64_t deadline_ms = 0;        // replicated deadline as of the last grant or checkpoint
     int64_t remaining_seconds = 0;  // with no deadline: the first promotion's term, if not the TTL
     std::set<std::string> keys;
   };

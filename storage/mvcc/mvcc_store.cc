@@ -183,7 +183,8 @@ absl::Status MvccStore::History(int64_t from, int64_t to, std::string_view key,
   return absl::OkStatus();
 }
 
-absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch) {
+absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch,
+                                uint64_t* versions_deleted) {
   if (revision <= compacted_) return errors::Compacted();
   if (revision > current_) return errors::FutureRevision();
   for (auto it = index_.begin(); it != index_.end();) {
@@ -197,6 +198,7 @@ absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch) {
       unflushed_.erase(keys::Revision(c->rev));
       batch->Delete(keys::Revision(c->rev));
     }
+    if (versions_deleted != nullptr) *versions_deleted += keep - changes.begin();
     changes.erase(changes.begin(), keep);
     if (changes.empty() && !it->second.live) {
       it = index_.erase(it);

@@ -67,6 +67,7 @@ class MvccStore {
 
   int64_t revision() const { return current_; }
   int64_t compacted_revision() const { return compacted_ < 0 ? 0 : compacted_; }
+  size_t live_key_count() const { return live_.size(); }
 
   // Keys in [key, range_end): an empty range_end selects `key` alone, "\0" selects every key >=
   // key. OutOfRange (etcd's compacted / future revision errors) for revisions outside the kept
@@ -91,8 +92,10 @@ class MvccStore {
   static bool InRange(std::string_view key, std::string_view start, std::string_view range_end);
 
   // Removes history older than `revision` (the latest version at or below it is kept for reads at
-  // `revision`). OutOfRange when already compacted past it or when it is in the future.
-  [[nodiscard]] absl::Status Compact(int64_t revision, rocksdb::WriteBatch* batch);
+  // `revision`). OutOfRange when already compacted past it or when it is in the future. Adds the
+  // number of versions removed to `*versions_deleted` when given.
+  [[nodiscard]] absl::Status Compact(int64_t revision, rocksdb::WriteBatch* batch,
+                                     uint64_t* versions_deleted = nullptr);
 
   static mvccpb::KeyValue ToKeyValue(const std::string& key, const KeyRecord& record);
 

@@ -37,7 +37,7 @@ TestServer::TestServer(std::vector<std::string> extra_flags) {
   endpoint_ = "127.0.0.1:" + std::to_string(FreePort());
   const std::string peer = "http://127.0.0.1:" + std::to_string(FreePort());
   flags_ = {"--data-dir=" + dir_ + "/data", "--listen-client-urls=http://" + endpoint_,
-            "--listen-peer-urls=" + peer,   "--initial-advertise-peer-urls=" + peer,
+            "--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
             "--log-level=warn"};
   flags_.insert(flags_.end(), extra_flags.begin(), extra_flags.end());
   Start();

@@ -2,12 +2,13 @@
 # etcd's operator configuration, side by side with etcd 3.4 configured alike: a member configured by
 # ETCD_* environment variables alone, one by a --config-file (etcd's YAML keys, with a
 # client-transport-security block) whose settings win over the command line and the environment,
-# and the refusals etcd gives (a variable shadowed by its flag, a value of the wrong type).
+# and the refusals etcd gives (a variable shadowed by its flag, a value of the wrong type); unix://
+# client and peer URLs.
 source "$(dirname "$0")/lib.sh"
-e2e_plan 10
+e2e_plan 12
 
 SERVERS=(leasehold etcd)
-binary() { [ "$1" = leasehold ] && echo "$LEASEHOLD_BIN" || echo etcd; }
+binary() { if [ "$1" = leasehold ]; then realpath "$LEASEHOLD_BIN"; else echo etcd; fi; }
 
 # Waits until `etcdctl ARGS... endpoint health` succeeds (up to 10 s) or PID ends.
 wait_healthy() { # pid etcdctl-args...
@@ -134,5 +135,26 @@ for server in "${SERVERS[@]}"; do
 done
 check "a value of the wrong type stops the start, on etcd and on Leasehold, naming the key" \
   "refused refused 1" "${BAD[etcd]} ${BAD[leasehold]} $(grep -c 'heartbeat-interval must be a whole number' <<<"$BAD_OUT")"
+
+# 5. unix:// client and peer URLs: sockets named host:port in the working directory, as etcd's.
+declare -A UNIX_LIST UNIX_PUT UNIX_LEFT
+for server in "${SERVERS[@]}"; do
+  mkdir -p "$E2E_DIR/unix-$server"
+  BIN=$(binary "$server")  # before the cd: the path given may be relative
+  (cd "$E2E_DIR/unix-$server" && exec "$BIN" --name u --data-dir data \
+    --listen-client-urls unix://localhost:12379 --advertise-client-urls unix://localhost:12379 \
+    --listen-peer-urls unix://localhost:12380 --initial-advertise-peer-urls unix://localhost:12380 \
+    --initial-cluster u=unix://localhost:12380 >"$E2E_DIR/unix-$server.log" 2>&1) &
+  PID=$!
+  U=(--endpoints=unix://localhost:12379)
+  (cd "$E2E_DIR/unix-$server" && wait_healthy "$PID" "${U[@]}") || fail "$server on unix:// URLs starts" "$(tail -3 "$E2E_DIR/unix-$server.log")"
+  UNIX_LIST[$server]=$(cd "$E2E_DIR/unix-$server" && etcdctl "${U[@]}" member list 2>&1 | sed -E 's/^[0-9a-f]+,/ID,/')
+  UNIX_PUT[$server]=$(cd "$E2E_DIR/unix-$server" && etcdctl "${U[@]}" put k v 2>&1 && etcdctl "${U[@]}" get k --print-value-only 2>&1)
+  stop "$PID"
+  UNIX_LEFT[$server]=$(cd "$E2E_DIR/unix-$server" && ls -d localhost:* 2>/dev/null | tr '\n' ' ')
+done
+check "unix:// client and peer URLs: member list as etcd's" "${UNIX_LIST[etcd]}" "${UNIX_LIST[leasehold]}"
+check "served through the socket, and the socket files removed at the stop, as by etcd" \
+  "${UNIX_PUT[etcd]} [${UNIX_LEFT[etcd]}]" "${UNIX_PUT[leasehold]} [${UNIX_LEFT[leasehold]}]"
 
 e2e_finish

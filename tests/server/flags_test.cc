@@ -256,7 +256,8 @@ TEST_F(ConfigFileTest, BadFilesAndValuesAreRefusedNamingTheKey) {
   path = Write("name: [unclosed\n");
   flags = Parse({"--config-file", path});
   ASSERT_FALSE(flags.ok());
-  EXPECT_EQ(std::string(flags.status().message()).rfind(path + ": not valid YAML", 0), 0u) << flags.status();
+  EXPECT_EQ(std::string(flags.status().message()).rfind(path + ": not valid YAML", 0), 0u)
+      << flags.status();
   path = Write("max-txn-ops: 0\ninitial-cluster-state: maybe\n");  // checked as the flag is
   flags = Parse({"--config-file", path});
   ASSERT_FALSE(flags.ok());
@@ -269,6 +270,12 @@ TEST(FlagsTest, Urls) {
   EXPECT_FALSE(HostPortOfUrl("ftp://127.0.0.1:2379").ok());
   EXPECT_FALSE(HostPortOfUrl("unix://127.0.0.1:2379").ok());
   EXPECT_FALSE(HostPortOfUrl("http://127.0.0.1").ok());
+  // etcd's Unix socket URLs: what follows the scheme is the socket's path.
+  EXPECT_EQ(*GrpcAddressOfUrl("unix://localhost:2379"), "unix:localhost:2379");
+  EXPECT_EQ(*GrpcAddressOfUrl("unixs:///run/etcd.sock"), "unix:/run/etcd.sock");
+  EXPECT_EQ(*GrpcAddressOfUrl("http://127.0.0.1:2379"), "127.0.0.1:2379");
+  EXPECT_FALSE(GrpcAddressOfUrl("unix://").ok());
+  EXPECT_TRUE(IsUnixUrl("unixs://x") && !IsUnixUrl("http://x:1"));
 }
 
 }  // namespace

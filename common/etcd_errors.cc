@@ -71,6 +71,16 @@ absl::Status NotLeader() { return absl::FailedPreconditionError("etcdserver: not
 absl::Status BadLeaderTransferee() {
   return absl::FailedPreconditionError("etcdserver: bad leader transferee");
 }
+absl::Status WrongDowngradeVersionFormat() {
+  return absl::InvalidArgumentError("etcdserver: wrong downgrade target version format");
+}
+absl::Status InvalidDowngradeTargetVersion() {
+  return absl::InvalidArgumentError("etcdserver: invalid downgrade target version");
+}
+absl::Status NoInflightDowngrade() {
+  return absl::FailedPreconditionError("etcdserver: no inflight downgrade job");
+}
+absl::Status UnknownMethod() { return absl::UnknownError("etcdserver: unknown method"); }
 absl::Status NoSpace() {
   return absl::ResourceExhaustedError("etcdserver: mvcc: database space exceeded");
 }

@@ -48,6 +48,14 @@ TooManyLearners();  // FailedPrecondition "etcdserver: too many learner members 
 [[nodiscard]] absl::Status NotLeader();        // FailedPrecondition "etcdserver: not leader"
 [[nodiscard]] absl::Status
 BadLeaderTransferee();  // FailedPrecondition "etcdserver: bad leader transferee"
+// etcd 3.5's Maintenance.Downgrade refusals.
+[[nodiscard]] absl::Status WrongDowngradeVersionFormat();  // InvalidArgument "etcdserver: wrong
+                                                           // downgrade target version format"
+[[nodiscard]] absl::Status
+InvalidDowngradeTargetVersion();  // InvalidArgument "etcdserver: invalid downgrade target version"
+[[nodiscard]] absl::Status
+NoInflightDowngrade();  // FailedPrecondition "etcdserver: no inflight downgrade job"
+[[nodiscard]] absl::Status UnknownMethod();  // Unknown "etcdserver: unknown method"
 [[nodiscard]] absl::Status
 NoSpace();  // ResourceExhausted "etcdserver: mvcc: database space exceeded"
 [[nodiscard]] absl::Status Corrupt();  // DataLoss "etcdserver: corrupt cluster"

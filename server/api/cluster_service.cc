@@ -63,8 +63,17 @@ grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext
   if (port_ == Port::kClient) {
     if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   }
-  FillMembers(member_, response);
-  return FinishNow(context, absl::OkStatus());
+  if (!request->linearizable()) {
+    FillMembers(member_, response);
+    return FinishNow(context, absl::OkStatus());
+  }
+  // etcd 3.5's linearizable list: once this member has applied all the cluster committed before.
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  member_->proposer().ReadBarrier([this, reactor, response](absl::Status st) {
+    if (st.ok()) FillMembers(member_, response);
+    reactor->Finish(ToGrpcStatus(st));
+  });
+  return reactor;
 }
 
 template <typename Request, typename Response>

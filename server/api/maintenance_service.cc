@@ -1,6 +1,7 @@
 #include "server/api/maintenance_service.h"
 
 #include <chrono>
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "common/etcd_errors.h"
@@ -40,6 +41,7 @@ class SnapshotStream final : public grpc::ServerWriteReactor<etcdserverpb::Snaps
       return Finish(grpc::Status::OK);
     }
     response_.set_remaining_bytes(backup_.total_bytes() - backup_.written_bytes());
+    response_.set_version(member_->config().version);  // etcd 3.6: the server that made it
     member_->FillHeader(response_.mutable_header());
     StartWrite(&response_);
   }
@@ -66,6 +68,12 @@ grpc::ServerUnaryReactor* MaintenanceService::Status(grpc::CallbackServerContext
   // etcdctl's "IS LEARNER" column: this member as the member table has it.
   response->set_islearner(
       member_->state_machine().members().IsLearner(member_->config().member_id));
+  // etcd 3.6's columns: the schema the data answers as (the API version served), the quota, and
+  // no downgrade (Downgrade enables none).
+  const std::string& version = member_->config().version;
+  response->set_storageversion(version.substr(0, version.rfind('.')) + ".0");
+  response->set_dbsizequota(member_->config().quota_backend_bytes);
+  response->mutable_downgradeinfo();
   // etcd lists a missing leader and every raised alarm (in protobuf's text form) as errors.
   if (response->leader() == 0) response->add_errors(std::string(errors::NoLeader().message()));
   for (const auto& alarm : member_->state_machine().alarms().List(etcdserverpb::NONE)) {
@@ -150,6 +158,7 @@ absl::Status AnswerHashKv(Member& member, const etcdserverpb::HashKVRequest& req
   Metrics::Get().ObserveHashKv(SecondsSince(start));
   response->set_hash(hashed->hash);
   response->set_compact_revision(hashed->compact_revision);
+  response->set_hash_revision(hashed->revision);
   member.FillHeader(response->mutable_header());
   return absl::OkStatus();
 }
@@ -164,6 +173,33 @@ grpc::ServerWriteReactor<etcdserverpb::SnapshotResponse>* MaintenanceService::Sn
   }
   LogInfo("sending a snapshot", {{"peer", context->peer()}});
   return new SnapshotStream(member_);
+}
+
+grpc::ServerUnaryReactor* MaintenanceService::Downgrade(
+    grpc::CallbackServerContext* context, const etcdserverpb::DowngradeRequest* request,
+    etcdserverpb::DowngradeResponse* response) {
+  if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
+  if (absl::Status st = CheckMaintenanceCaller(*member_, *context); !st.ok())
+    return FinishNow(context, st);
+  switch (request->action()) {
+    case etcdserverpb::DowngradeRequest::VALIDATE:
+    case etcdserverpb::DowngradeRequest::ENABLE: {
+      // A target is major.minor, optionally with a patch number (as etcd reads it).
+      int major = 0, minor = 0, patch = 0;
+      char rest = 0;
+      const int fields =
+          std::sscanf(request->version().c_str(), "%d.%d.%d%c", &major, &minor, &patch, &rest);
+      if (fields < 2 || fields > 3 || major < 0 || minor < 0 || patch < 0)
+        return FinishNow(context, errors::WrongDowngradeVersionFormat());
+      // etcd's rule would allow one minor below the cluster version; Leasehold has no such
+      // version to run as, so every target is refused.
+      return FinishNow(context, errors::InvalidDowngradeTargetVersion());
+    }
+    case etcdserverpb::DowngradeRequest::CANCEL:
+      return FinishNow(context, errors::NoInflightDowngrade());
+    default:
+      return FinishNow(context, errors::UnknownMethod());
+  }
 }
 
 grpc::ServerUnaryReactor* MaintenanceService::MoveLeader(

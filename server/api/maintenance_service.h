@@ -38,6 +38,14 @@ class MaintenanceService final : public etcdserverpb::Maintenance::CallbackServi
   grpc::ServerUnaryReactor* HashKV(grpc::CallbackServerContext* context,
                                    const etcdserverpb::HashKVRequest* request,
                                    etcdserverpb::HashKVResponse* response) override;
+  // etcd 3.5's downgrade of the cluster version (`etcdctl downgrade validate|enable|cancel`), by
+  // etcd's rules for the target (major.minor, one minor below the cluster version) and Leasehold's
+  // for what it can run as: it serves one API version only, so no target is valid; with etcd's
+  // errors ("wrong downgrade target version format", "invalid downgrade target version", "no
+  // inflight downgrade job" for a cancel).
+  grpc::ServerUnaryReactor* Downgrade(grpc::CallbackServerContext* context,
+                                      const etcdserverpb::DowngradeRequest* request,
+                                      etcdserverpb::DowngradeResponse* response) override;
   // Streams a backup of this member's replicated state (storage/backup/backup.h) in 64 KiB pieces,
   // from one consistent view taken when the call starts: what `etcdctl snapshot save` writes to its
   // file.

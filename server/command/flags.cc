@@ -120,8 +120,36 @@ bool ParseBool(const std::string& v, bool* out) {
   return true;
 }
 
+// etcd 3.6's --feature-gates: "Name=true,Other=false". A gate Leasehold does not know stops the
+// start (as etcd's "unrecognized feature gate"); the known ones set what their 3.4 flags set.
+bool SetFeatureGates(Flags* f, const std::string& v) {
+  for (const std::string& gate : SplitList(v)) {
+    const size_t eq = gate.find('=');
+    bool on = false;
+    if (eq == std::string::npos || !ParseBool(gate.substr(eq + 1), &on)) return false;
+    std::string name = gate.substr(0, eq);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (name == "InitialCorruptCheck") {
+      f->initial_corrupt_check = on;
+    } else if (name == "LeaseCheckpoint") {
+      f->lease_checkpoints = on;
+    } else if (name == "LeaseCheckpointPersist") {
+      f->ineffective_flags.emplace_back("feature-gates=LeaseCheckpointPersist",
+                                        "checkpointed lease TTLs are always kept across restarts");
+    } else if (name == "CompactHashCheck" || name == "StopGRPCServiceOnDefrag" ||
+               name == "TxnModeWriteWithSharedBuffer") {
+      f->ineffective_flags.emplace_back("feature-gates=" + name,
+                                        "a feature of etcd's own storage or checks, not Leasehold's");
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 const std::map<std::string, FlagSpec>& Specs() {
-  static const auto* specs = new std::map<std::string, FlagSpec>{
+  static auto* specs = new std::map<std::string, FlagSpec>{
       {"name", {"Human-readable name for this member.", [](Flags* f, const std::string& v) { f->name = v; return !v.empty(); }}},
       {"data-dir", {"Path to the data directory (an embedded RocksDB database).",
                     [](Flags* f, const std::string& v) { f->data_dir = v; return !v.empty(); }}},
@@ -354,9 +382,23 @@ const std::map<std::string, FlagSpec>& Specs() {
                                 f->auth_failure_delay_ms = absl::ToInt64Milliseconds(d);
                                 return true;
                               }}},
+      {"feature-gates", {"etcd 3.6's feature gates, comma-separated Name=true|false: InitialCorruptCheck, LeaseCheckpoint and LeaseCheckpointPersist act as their --experimental- flags; CompactHashCheck, StopGRPCServiceOnDefrag and TxnModeWriteWithSharedBuffer are accepted with no effect.",
+                         SetFeatureGates}},
       {"help", {"Print this help and exit.", [](Flags* f, const std::string&) { f->help = true; return true; }, true}},
       {"version", {"Print the version and exit.", [](Flags* f, const std::string&) { f->version = true; return true; }, true}},
   };
+  // etcd 3.6 took these out of --experimental- (keeping the old names): both spellings are read.
+  static const bool aliased = [] {
+    for (const char* name : {"corrupt-check-time", "compaction-batch-limit", "watch-progress-notify-interval",
+                             "warning-apply-duration", "peer-skip-client-san-verification",
+                             "backend-bbolt-freelist-type"}) {
+      FlagSpec spec = specs->at(std::string("experimental-") + name);
+      spec.help = std::string("etcd 3.6's name for --experimental-") + name + ".";
+      specs->emplace(name, std::move(spec));
+    }
+    return true;
+  }();
+  (void)aliased;
   return *specs;
 }
 

@@ -103,7 +103,7 @@ void ClientPortHttp::Serve(HttpRequest&& request, HttpServer::Respond plain_resp
   const std::string_view path = target.substr(0, target.find('?'));
   if (gateway != nullptr && JsonGateway::Serves(path))
     return gateway->Handle(std::move(request), std::move(respond));
-  if (path == "/health" || path == "/metrics")
+  if (path == "/health" || path == "/metrics" || path == "/livez" || path == "/readyz")
     return health->Handle(std::move(request), std::move(respond));
   if (path == "/version") {
     return respond(MakeHttpResponse(http::status::ok, "application/json",

@@ -69,8 +69,13 @@ const std::map<std::string, Route, std::less<>>& Routes() {
        R<pb::StatusRequest, pb::StatusResponse>("/etcdserverpb.Maintenance/Status")},
       {"maintenance/alarm",
        R<pb::AlarmRequest, pb::AlarmResponse>("/etcdserverpb.Maintenance/Alarm")},
-      // HashKV has the same path in etcd's proto; etcd's gateway serves Hash there.
+      // HashKV has the same path in etcd 3.4's proto; etcd's gateway serves Hash there, and 3.5
+      // gives HashKV a path of its own.
       {"maintenance/hash", R<pb::HashRequest, pb::HashResponse>("/etcdserverpb.Maintenance/Hash")},
+      {"maintenance/hashkv",
+       R<pb::HashKVRequest, pb::HashKVResponse>("/etcdserverpb.Maintenance/HashKV")},
+      {"maintenance/downgrade",
+       R<pb::DowngradeRequest, pb::DowngradeResponse>("/etcdserverpb.Maintenance/Downgrade")},
       {"maintenance/defragment",
        R<pb::DefragmentRequest, pb::DefragmentResponse>("/etcdserverpb.Maintenance/Defragment")},
       {"maintenance/transfer-leadership",

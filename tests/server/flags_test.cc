@@ -264,6 +264,19 @@ TEST_F(ConfigFileTest, BadFilesAndValuesAreRefusedNamingTheKey) {
   EXPECT_EQ(flags.status().message(), path + ": invalid value \"0\" for max-txn-ops");
 }
 
+TEST(FlagsTest, Etcd36NamesAndFeatureGates) {
+  auto flags = Parse({"--corrupt-check-time=2m", "--watch-progress-notify-interval=5s",
+                      "--feature-gates=InitialCorruptCheck=true,StopGRPCServiceOnDefrag=false"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->corrupt_check_ms, 120'000);
+  EXPECT_EQ(flags->watch_progress_notify_interval_ms, 5'000);
+  EXPECT_TRUE(flags->initial_corrupt_check);
+  ASSERT_EQ(flags->ineffective_flags.size(), 1u);
+  EXPECT_EQ(flags->ineffective_flags[0].first, "feature-gates=StopGRPCServiceOnDefrag");
+  EXPECT_FALSE(Parse({"--feature-gates=NoSuchGate=true"}).ok());
+  EXPECT_FALSE(Parse({"--feature-gates=InitialCorruptCheck"}).ok());
+}
+
 TEST(FlagsTest, Urls) {
   EXPECT_EQ(*HostPortOfUrl("http://127.0.0.1:2379"), "127.0.0.1:2379");
   EXPECT_EQ(*HostPortOfUrl("https://127.0.0.1:2379/"), "127.0.0.1:2379");

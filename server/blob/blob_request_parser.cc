@@ -195,6 +195,10 @@ absl::Status ParseLeaseHeaders(const HttpRequest& request, internalpb::BlobReque
   if (!proposed) return error;
   out->set_proposed_lease_id(*proposed);
 
+  // "Only allowed and required on an acquire operation": a duration cannot be changed by any
+  // other action, so one given with it is refused rather than silently ignored.
+  if (out->action() != Request::ACQUIRE && request.find("x-ms-lease-duration") != request.end())
+    return BadHeader("x-ms-lease-duration", Header(request, "x-ms-lease-duration"));
   switch (out->action()) {
     case Request::ACQUIRE: {
       const std::string duration = Header(request, "x-ms-lease-duration");

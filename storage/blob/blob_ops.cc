@@ -111,10 +111,16 @@ BlobResponse Mismatch(const Names& names) {
       412, names.mismatch,
       std::string("The lease ID specified did not match the lease ID for the ") + names.what + ".");
 }
-BlobResponse NotPresent(const Names& names) {
+// A lease id given where no lease holds: the service's LeaseLost when the lease it named has
+// expired (its id is still remembered), else LeaseNotPresentWith{Blob,Container}Operation.
+BlobResponse NotPresent(const Names& names, BlobLease::State state) {
+  if (state == BlobLease::EXPIRED) {
+    return Fail(412, "LeaseLost",
+                std::string("A lease ID was specified, but the lease for the ") + names.what +
+                    " has expired.");
+  }
   return Fail(412, names.not_present,
-              std::string("A lease ID was specified, but the lease for the ") + names.what +
-                  " has expired.");
+              std::string("There is currently no lease on the ") + names.what + ".");
 }
 BlobResponse LeaseIdMissing(const Names& names) {
   return Fail(412, "LeaseIdMissing",
@@ -131,7 +137,7 @@ std::optional<BlobResponse> CheckWrite(const std::string& lease_id, BlobLease* l
     if (lease_id != lease->id()) return Mismatch(names);
     return std::nullopt;
   }
-  if (!lease_id.empty()) return NotPresent(names);
+  if (!lease_id.empty()) return NotPresent(names, lease->state());
   lease->set_state(BlobLease::AVAILABLE);
   lease->clear_id();
   lease->clear_duration_s();
@@ -142,7 +148,7 @@ std::optional<BlobResponse> CheckWrite(const std::string& lease_id, BlobLease* l
 std::optional<BlobResponse> CheckRead(const std::string& lease_id, const BlobLease& lease,
                                       const Names& names) {
   if (lease_id.empty()) return std::nullopt;
-  if (!Locked(lease)) return NotPresent(names);
+  if (!Locked(lease)) return NotPresent(names, lease.state());
   if (lease_id != lease.id()) return Mismatch(names);
   return std::nullopt;
 }
@@ -397,7 +403,7 @@ BlobResponse ApplyBlobOnlyRequest(const BlobRequest& request, int64_t now_ms, Bl
 
   // Writes: Put Blob, Set Blob Properties, Set Blob Metadata, Delete Blob.
   if (existing == nullptr) {
-    if (!request.lease_id().empty()) return NotPresent(kBlobNames);
+    if (!request.lease_id().empty()) return NotPresent(kBlobNames, BlobLease::AVAILABLE);
   } else if (auto refused = CheckWrite(request.lease_id(), &lease, kBlobNames)) {
     return *refused;
   }

@@ -11,13 +11,16 @@ import { expectRestError, leaseInfo, randomUUID } from "./helpers.mjs";
 
 const OK = "ok";
 const notPresent = { status: 412, code: "LeaseNotPresentWithBlobOperation" };
+// The service's answer to a lease id whose lease has expired ("A lease ID was specified, but the
+// lease for the blob has expired.").
+const lost = { status: 412, code: "LeaseLost" };
 
 export const WRITE_EXPECT = {
   available: { A: notPresent, B: notPresent, none: OK },
   leased: { A: OK, B: { status: 412, code: "LeaseIdMismatchWithBlobOperation" }, none: { status: 412, code: "LeaseIdMissing" } },
   breaking: { A: OK, B: { status: 412, code: "LeaseIdMismatchWithBlobOperation" }, none: { status: 412, code: "LeaseIdMissing" } },
   broken: { A: notPresent, B: notPresent, none: OK },
-  expired: { A: notPresent, B: notPresent, none: OK },
+  expired: { A: lost, B: lost, none: OK },
 };
 
 export const READ_EXPECT = {
@@ -25,7 +28,7 @@ export const READ_EXPECT = {
   leased: { A: OK, B: { status: 412, code: "LeaseIdMismatchWithBlobOperation" }, none: OK },
   breaking: { A: OK, B: { status: 412, code: "LeaseIdMismatchWithBlobOperation" }, none: OK },
   broken: { A: notPresent, B: notPresent, none: OK },
-  expired: { A: notPresent, B: notPresent, none: OK },
+  expired: { A: lost, B: lost, none: OK },
 };
 
 export const WRITES = {

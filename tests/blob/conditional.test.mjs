@@ -122,6 +122,20 @@ describe("If-None-Match", () => {
     assert.equal(await content(blob), "original");
   });
 
+  test("'*' on upload over an existing leased blob -> 409 BlobAlreadyExists, before the lease", async () => {
+    // The conditions are weighed before the lease: a create-only upload learns that the blob
+    // exists (not that someone holds it), and the lease is untouched.
+    const { blob } = await fresh();
+    await blob.getBlobLeaseClient().acquireLease(-1);
+    await expectRestError(
+      blob.upload("x", 1, { conditions: { ifNoneMatch: "*" } }),
+      409,
+      "BlobAlreadyExists",
+    );
+    assert.equal((await blob.getProperties()).leaseState, "leased");
+    assert.equal(await content(blob), "original");
+  });
+
   test("'*' on upload of a new blob -> 201", async () => {
     const blob = container.getBlockBlobClient(`new-${Date.now()}-${Math.random()}`);
     const r = await blob.upload("x", 1, { conditions: { ifNoneMatch: "*" } });

@@ -110,7 +110,7 @@ describe("lease expiry and break timing", { concurrency: true }, () => {
       await expectRestError(
         blob.upload("x", 1, { conditions: { leaseId } }),
         412,
-        "LeaseNotPresentWithBlobOperation",
+        "LeaseLost",
         "write with A on expired",
       );
       assert.equal((await leaseInfo(blob)).state, "expired");

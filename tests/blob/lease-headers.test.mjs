@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { openServer, parseErrorXml, rawRequest } from "./server.mjs";
+import { openServer, parseErrorXml, rawRequest, rawSocketRequest } from "./server.mjs";
 import {
   expectRawError,
   expectRawOk,
@@ -53,6 +53,42 @@ function expectHeaderError(res, status, code, headerName, what) {
   assert.ok(err.message && err.message.length > 0, `${what}: <Message> present`);
   assert.equal(err.headerName?.toLowerCase(), headerName, `${what}: <HeaderName> in ${res.body}`);
 }
+
+describe("the Lease Blob reference's sample request", () => {
+  test("its headers as written there (version 2012-02-12, no Content-Length), signed -> 201", async () => {
+    const blob = await newBlob(container, "sample");
+    const res = await rawSocketRequest(server, {
+      method: "PUT",
+      path: rawPathOf(blob),
+      query: { comp: "lease" },
+      headers: {
+        "content-length": null, // the sample has none
+        "x-ms-version": "2012-02-12",
+        "x-ms-lease-action": "acquire",
+        "x-ms-lease-duration": "-1",
+        "x-ms-proposed-lease-id": "1f812371-a41d-49e6-b123-f4b542e851c5",
+      },
+    });
+    assert.equal(res.status, 201, res.body);
+    assert.equal(res.headers["x-ms-lease-id"], "1f812371-a41d-49e6-b123-f4b542e851c5");
+    assert.equal((await leaseInfo(blob)).state, "leased");
+  });
+});
+
+describe("x-ms-lease-duration on another action than acquire", () => {
+  // "Only allowed and required on an acquire operation": a renew, change, release or break that
+  // carries it is refused, naming the header, and the lease is left as it was.
+  for (const action of ["renew", "change", "release", "break"]) {
+    test(`${action} with x-ms-lease-duration -> 400 InvalidHeaderValue`, async () => {
+      const { blob, id } = await leasedBlob();
+      const headers = { "x-ms-lease-action": action, "x-ms-lease-duration": "30", "x-ms-lease-id": id };
+      if (action === "change") headers["x-ms-proposed-lease-id"] = randomUUID();
+      const res = await lease(blob, headers);
+      expectHeaderError(res, 400, "InvalidHeaderValue", "x-ms-lease-duration", action);
+      assert.equal((await leaseInfo(blob)).state, "leased");
+    });
+  }
+});
 
 describe("acquire", () => {
   test("without x-ms-lease-duration -> 400 MissingRequiredHeader", async () => {

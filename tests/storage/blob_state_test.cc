@@ -247,13 +247,13 @@ TABLE_TEST(WriteWithA, Write(kA),
            Cell{S::AVAILABLE, 412, "LeaseNotPresentWithBlobOperation", S::AVAILABLE},
            Cell{S::LEASED, 200, "", S::LEASED}, Cell{S::BREAKING, 200, "", S::BREAKING},
            Cell{S::BROKEN, 412, "LeaseNotPresentWithBlobOperation", S::BROKEN},
-           Cell{S::EXPIRED, 412, "LeaseNotPresentWithBlobOperation", S::EXPIRED})
+           Cell{S::EXPIRED, 412, "LeaseLost", S::EXPIRED})
 TABLE_TEST(WriteWithB, Write(kB),
            Cell{S::AVAILABLE, 412, "LeaseNotPresentWithBlobOperation", S::AVAILABLE},
            Cell{S::LEASED, 412, "LeaseIdMismatchWithBlobOperation", S::LEASED},
            Cell{S::BREAKING, 412, "LeaseIdMismatchWithBlobOperation", S::BREAKING},
            Cell{S::BROKEN, 412, "LeaseNotPresentWithBlobOperation", S::BROKEN},
-           Cell{S::EXPIRED, 412, "LeaseNotPresentWithBlobOperation", S::EXPIRED})
+           Cell{S::EXPIRED, 412, "LeaseLost", S::EXPIRED})
 TABLE_TEST(WriteWithoutLease, Write(""), Cell{S::AVAILABLE, 200, "", S::AVAILABLE},
            Cell{S::LEASED, 412, "LeaseIdMissing", S::LEASED},
            Cell{S::BREAKING, 412, "LeaseIdMissing", S::BREAKING},
@@ -262,13 +262,13 @@ TABLE_TEST(ReadWithA, Read(kA),
            Cell{S::AVAILABLE, 412, "LeaseNotPresentWithBlobOperation", S::AVAILABLE},
            Cell{S::LEASED, 200, "", S::LEASED}, Cell{S::BREAKING, 200, "", S::BREAKING},
            Cell{S::BROKEN, 412, "LeaseNotPresentWithBlobOperation", S::BROKEN},
-           Cell{S::EXPIRED, 412, "LeaseNotPresentWithBlobOperation", S::EXPIRED})
+           Cell{S::EXPIRED, 412, "LeaseLost", S::EXPIRED})
 TABLE_TEST(ReadWithB, Read(kB),
            Cell{S::AVAILABLE, 412, "LeaseNotPresentWithBlobOperation", S::AVAILABLE},
            Cell{S::LEASED, 412, "LeaseIdMismatchWithBlobOperation", S::LEASED},
            Cell{S::BREAKING, 412, "LeaseIdMismatchWithBlobOperation", S::BREAKING},
            Cell{S::BROKEN, 412, "LeaseNotPresentWithBlobOperation", S::BROKEN},
-           Cell{S::EXPIRED, 412, "LeaseNotPresentWithBlobOperation", S::EXPIRED})
+           Cell{S::EXPIRED, 412, "LeaseLost", S::EXPIRED})
 TABLE_TEST(ReadWithoutLease, Read(""), Cell{S::AVAILABLE, 200, "", S::AVAILABLE},
            Cell{S::LEASED, 200, "", S::LEASED}, Cell{S::BREAKING, 200, "", S::BREAKING},
            Cell{S::BROKEN, 200, "", S::BROKEN}, Cell{S::EXPIRED, 200, "", S::EXPIRED})

@@ -8,7 +8,7 @@ PACKAGES=(
   librocksdb-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libssl-dev libcrypt-dev prometheus-cpp-dev libyaml-cpp-dev
   etcd-client etcd-server bc curl python3 python3-azure-storage
-  iproute2 iptables
+  iproute2 iptables patroni postgresql
   "$@"
 )
 missing=()

@@ -4,7 +4,7 @@
 # SnapshotResponse.version, Maintenance.Downgrade with etcd's refusals, a linearizable member list,
 # /livez and /readyz; and etcd 3.4's etcdctl still reading the same answers.
 source "$(dirname "$0")/lib.sh"
-e2e_plan 14
+e2e_plan 16
 PY=/usr/bin/python3  # Debian's, with python3-grpcio
 e2e_start_server
 OUT=$($PY "$(dirname "$0")/../etcd36/etcd36_api.py" "$EP" 2>&1)
@@ -23,6 +23,10 @@ check "Downgrade: etcd's format, cancel and unknown-action refusals" \
   "INVALID_ARGUMENT etcdserver: wrong downgrade target version format|FAILED_PRECONDITION etcdserver: no inflight downgrade job|UNKNOWN etcdserver: unknown method" \
   "$(field 'downgrade validate x.y')|$(field 'downgrade cancel')|$(field 'downgrade unknown action')"
 check "MemberList with linearizable" 1 "$(field 'memberlist linearizable')"
+check "AuthStatus: off, then on with a revision" "[False, 0] [True, True]" \
+  "$(field 'authstatus before') $(field 'authstatus after')"
+check "UserAdd with hashedPassword (3.5): that password authenticates" "None None True" \
+  "$(field 'useradd hashedPassword') $(field 'auth enable') $(field 'authenticate with the hashed password')"
 gw() { curl -s -X POST "http://$EP/v3/$1" -d "$2"; }
 check_match "gateway /v3/maintenance/hashkv" '"hash_revision":"[0-9]+"' "$(gw maintenance/hashkv '{}')"
 check "gateway /v3/maintenance/downgrade: etcd's error" \

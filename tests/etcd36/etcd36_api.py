@@ -105,6 +105,26 @@ def main():
 
     members, err = call("/etcdserverpb.Cluster/MemberList", field(1, 1))
     out["memberlist linearizable"] = len(members[2]) if members else err
+
+    # AuthStatus (3.5) and a user added with a bcrypt hash instead of a password (3.5's
+    # hashedPassword): the password hashed is "e2e-pw".
+    status, err = call("/etcdserverpb.Auth/AuthStatus")
+    out["authstatus before"] = [bool(status.get(2, [0])[0]), status.get(3, [0])[0]] if status else err
+    hashed = "$2b$04$MNTA0HRn70m/Kn3EYdfubumZ5Wy7tFQrO4dVvlSydBQ2GhFtWw.YW"
+    out["useradd hashedPassword"] = call("/etcdserverpb.Auth/UserAdd", field(1, "root") + field(4, hashed))[1]
+    call("/etcdserverpb.Auth/UserGrantRole", field(1, "root") + field(2, "root"))
+    out["auth enable"] = call("/etcdserverpb.Auth/AuthEnable")[1]
+    token, err = call("/etcdserverpb.Auth/Authenticate", field(1, "root") + field(2, "e2e-pw"))
+    out["authenticate with the hashed password"] = bool(token and token.get(2)) or err
+    status, err = channel.unary_unary("/etcdserverpb.Auth/AuthStatus", request_serializer=None,
+                                      response_deserializer=None).with_call(
+        b"", metadata=[("token", token[2][0].decode())] if token else [], timeout=10)[0], None
+    status = decode(status)
+    out["authstatus after"] = [bool(status.get(2, [0])[0]), status.get(3, [0])[0] > 0]
+    # Auth off again, for the caller's checks that follow.
+    channel.unary_unary("/etcdserverpb.Auth/AuthDisable", request_serializer=None,
+                        response_deserializer=None)(
+        b"", metadata=[("token", token[2][0].decode())] if token else [], timeout=10)
     print(json.dumps(out, indent=1, sort_keys=True))
 
 

@@ -107,6 +107,12 @@ std::function<bool(Flags*, const std::string&)> OnlyWith(bool (*valid)(const std
 
 // A boolean flag given alone ("--client-cert-auth") or with a value ("--client-cert-auth=false"),
 // in any of the spellings Go's strconv.ParseBool reads (1, t, T, TRUE, true, True and the like).
+bool ParseBool(const std::string& v, bool* out);
+bool IsBool(const std::string& v) {
+  bool ignored;
+  return ParseBool(v, &ignored);
+}
+
 bool ParseBool(const std::string& v, bool* out) {
   static const std::set<std::string> kTrue = {"", "1", "t", "T", "TRUE", "true", "True"};
   static const std::set<std::string> kFalse = {"0", "f", "F", "FALSE", "false", "False"};
@@ -139,8 +145,8 @@ bool SetFeatureGates(Flags* f, const std::string& v) {
                                         "checkpointed lease TTLs are always kept across restarts");
     } else if (name == "CompactHashCheck" || name == "StopGRPCServiceOnDefrag" ||
                name == "TxnModeWriteWithSharedBuffer") {
-      f->ineffective_flags.emplace_back("feature-gates=" + name,
-                                        "a feature of etcd's own storage or checks, not Leasehold's");
+      f->ineffective_flags.emplace_back(
+          "feature-gates=" + name, "a feature of etcd's own storage or checks, not Leasehold's");
     } else {
       return false;
     }
@@ -290,6 +296,8 @@ const std::map<std::string, FlagSpec>& Specs() {
       {"lease-revoke-rate", {"Maximum expired leases revoked per second.", Int<int>(&Flags::lease_revoke_rate, 1)}},
       {"snapshot-count", {"Number of applied entries after which the Raft log is compacted (a follower further behind gets a snapshot).",
                           Int<int64_t>(&Flags::snapshot_count, 1)}},
+      {"experimental-snapshot-catchup-entries", {"Log entries kept after a compaction for slow followers to catch up from (default 5000, at most --snapshot-count).",
+                                                Int<int64_t>(&Flags::snapshot_catchup_entries, 1)}},
       {"auto-compaction-mode", {"'periodic' (the default) or 'revision': how --auto-compaction-retention is read.",
                                 [](Flags* f, const std::string& v) { f->auto_compaction_mode = v; return true; }}},
       {"auto-compaction-retention", {"History the leader keeps when it compacts on its own: in periodic mode a duration ('30m'; a whole number counts hours), in revision mode a number of revisions; 0 (the default) turns it off.",
@@ -387,13 +395,71 @@ const std::map<std::string, FlagSpec>& Specs() {
       {"help", {"Print this help and exit.", [](Flags* f, const std::string&) { f->help = true; return true; }, true}},
       {"version", {"Print the version and exit.", [](Flags* f, const std::string&) { f->version = true; return true; }, true}},
   };
+  // etcd 3.5's experimental knobs of its own storage, logging and tracing: accepted with their
+  // value checked, and warned to have no effect (tracing asked for stops the start).
+  struct Knob {
+    const char* name;
+    bool (*valid)(const std::string&);
+    bool boolean;
+  };
+  static const Knob kEtcd35Knobs[] = {
+      {"compaction-sleep-interval", IsDuration, false},
+      {"bootstrap-defrag-threshold-megabytes", IsCount, false},
+      {"memory-mlock", IsBool, true},
+      {"downgrade-check-time", IsDuration, false},
+      {"compact-hash-check-enabled", IsBool, true},
+      {"compact-hash-check-time", IsDuration, false},
+      {"max-learners", IsPositiveCount, false},
+      {"warning-unary-request-duration", IsDuration, false},
+      {"stop-grpc-service-on-defrag", IsBool, true},
+      {"txn-mode-write-with-shared-buffer", IsBool, true},
+  };
+  static const bool knobs_added = [] {
+    for (const Knob& knob : kEtcd35Knobs) {
+      FlagSpec spec{std::string("etcd 3.5's --experimental-") + knob.name + ": no effect here.",
+                    Ineffective(knob.name, "a setting of etcd's own implementation", knob.valid),
+                    knob.boolean};
+      specs->emplace(std::string("experimental-") + knob.name, spec);
+    }
+    specs->emplace(
+        "experimental-enable-distributed-tracing",
+        FlagSpec{
+            "etcd's OpenTelemetry tracing: not served, so only false is accepted.",
+            [](Flags* f, const std::string& v) {
+              bool on = false;
+              if (!ParseBool(v, &on)) return false;
+              if (on)
+                f->unserved.push_back(
+                    "--enable-distributed-tracing: etcd's distributed tracing is not supported");
+              return true;
+            },
+            true});
+    for (const char* name : {"address", "service-name", "instance-id", "sampling-rate"}) {
+      specs->emplace(
+          std::string("experimental-distributed-tracing-") + name,
+          FlagSpec{"A tracing setting: acts only with distributed tracing.", OnlyWith(AnyValue)});
+    }
+    return true;
+  }();
+  (void)knobs_added;
   // etcd 3.6 took these out of --experimental- (keeping the old names): both spellings are read.
   static const bool aliased = [] {
-    for (const char* name : {"corrupt-check-time", "compaction-batch-limit", "watch-progress-notify-interval",
-                             "warning-apply-duration", "peer-skip-client-san-verification",
-                             "backend-bbolt-freelist-type"}) {
-      FlagSpec spec = specs->at(std::string("experimental-") + name);
-      spec.help = std::string("etcd 3.6's name for --experimental-") + name + ".";
+    std::vector<std::string> names = {"corrupt-check-time",
+                                      "compaction-batch-limit",
+                                      "watch-progress-notify-interval",
+                                      "warning-apply-duration",
+                                      "peer-skip-client-san-verification",
+                                      "backend-bbolt-freelist-type",
+                                      "snapshot-catchup-entries",
+                                      "enable-distributed-tracing",
+                                      "distributed-tracing-address",
+                                      "distributed-tracing-service-name",
+                                      "distributed-tracing-instance-id",
+                                      "distributed-tracing-sampling-rate"};
+    for (const Knob& knob : kEtcd35Knobs) names.push_back(knob.name);
+    for (const std::string& name : names) {
+      FlagSpec spec = specs->at("experimental-" + name);
+      spec.help = "etcd 3.6's name for --experimental-" + name + ".";
       specs->emplace(name, std::move(spec));
     }
     return true;

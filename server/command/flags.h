@@ -85,6 +85,9 @@ struct Flags {
   std::string auto_compaction_mode = "periodic";
   std::string auto_compaction_retention = "0";
   int64_t snapshot_count = 100000;
+  // etcd's --experimental-snapshot-catchup-entries: log entries kept for slow followers after a
+  // compaction (at most snapshot_count).
+  int64_t snapshot_catchup_entries = 5000;
   int64_t watch_progress_notify_interval_ms = 10 * 60 * 1000;
   // The Azure Blob lease adapter: where it listens (empty, the default: off; like etcd, a member
   // opens only the ports it is given), its accounts ("name:base64key", default the storage

@@ -38,7 +38,8 @@ NodeLoop::Options NodeLoopOptionsFrom(const Flags& flags,
   node_options.warning_apply_duration_us = flags.warning_apply_duration_us;
   node_options.snapshot_count = static_cast<uint64_t>(flags.snapshot_count);
   node_options.strict_reconfig_check = flags.strict_reconfig_check;
-  node_options.catch_up_entries = std::min<uint64_t>(5000, node_options.snapshot_count);
+  node_options.catch_up_entries = std::min<uint64_t>(
+      static_cast<uint64_t>(flags.snapshot_catchup_entries), node_options.snapshot_count);
   node_options.on_removed = [] {
     LogWarn("this member was removed from the cluster; shutting down");
     kill(getpid(), SIGTERM);

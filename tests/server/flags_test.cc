@@ -273,6 +273,15 @@ TEST(FlagsTest, Etcd36NamesAndFeatureGates) {
   EXPECT_TRUE(flags->initial_corrupt_check);
   ASSERT_EQ(flags->ineffective_flags.size(), 1u);
   EXPECT_EQ(flags->ineffective_flags[0].first, "feature-gates=StopGRPCServiceOnDefrag");
+  auto knobs = Parse({"--snapshot-catchup-entries=100", "--experimental-memory-mlock",
+                      "--compaction-sleep-interval=10ms", "--max-learners=2"});
+  ASSERT_TRUE(knobs.ok()) << knobs.status();
+  EXPECT_EQ(knobs->snapshot_catchup_entries, 100);
+  EXPECT_EQ(knobs->ineffective_flags.size(), 3u);
+  auto tracing = Parse({"--enable-distributed-tracing"});
+  ASSERT_TRUE(tracing.ok());
+  EXPECT_EQ(tracing->unserved.size(), 1u);
+  EXPECT_FALSE(Parse({"--max-learners=0"}).ok());
   EXPECT_FALSE(Parse({"--feature-gates=NoSuchGate=true"}).ok());
   EXPECT_FALSE(Parse({"--feature-gates=InitialCorruptCheck"}).ok());
 }

@@ -109,6 +109,13 @@ const std::map<std::string, Key>& EtcdKeys() {
       {"proxy-dial-timeout", {"proxy-dial-timeout", Kind::kCount}},
       {"proxy-write-timeout", {"proxy-write-timeout", Kind::kCount}},
       {"proxy-read-timeout", {"proxy-read-timeout", Kind::kCount}},
+      // etcd 3.6's names for 3.4/3.5 experimental settings.
+      {"corrupt-check-time", {"corrupt-check-time", Kind::kDuration}},
+      {"watch-progress-notify-interval", {"watch-progress-notify-interval", Kind::kDuration}},
+      {"warning-apply-duration", {"warning-apply-duration", Kind::kDuration}},
+      {"compaction-batch-limit", {"compaction-batch-limit", Kind::kInteger}},
+      {"snapshot-catchup-entries", {"snapshot-catchup-entries", Kind::kCount}},
+      {"experimental-snapshot-catchup-entries", {"snapshot-catchup-entries", Kind::kCount}},
   };
   return *keys;
 }

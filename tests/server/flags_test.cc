@@ -181,6 +181,7 @@ proxy: 'off'
 proxy-failure-wait: 5000
 discovery-fallback: 'proxy'
 grpc-keepalive-min-time: 3000000000
+watch-progress-notify-interval: 5000000000
 max-wals: 5
 client-transport-security:
   cert-file: /pki/server.crt
@@ -211,6 +212,7 @@ no-such-key: 1
   EXPECT_EQ(flags->listen_client_urls.size(), 2u);
   EXPECT_FALSE(flags->strict_reconfig_check);
   EXPECT_EQ(flags->grpc_keepalive_min_time_ms, 3000);  // integer nanoseconds, as Go's Duration
+  EXPECT_EQ(flags->watch_progress_notify_interval_ms, 5000);  // etcd 3.6's name, typed alike
   EXPECT_EQ(flags->client_tls.cert_file, "/pki/server.crt");
   EXPECT_EQ(flags->client_tls.key_file, "/pki/server.key");
   EXPECT_TRUE(flags->client_tls.client_cert_auth);

@@ -1,5 +1,6 @@
 #include "server/command/etcd_data_dir.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <vector>

@@ -75,6 +75,41 @@ class RulesVerifier final : public grpc::experimental::ExternalCertificateVerifi
   const std::string port_name_;
 };
 
+// A dialer's check of the server's certificate when etcd's rules apply: the host name the channel
+// targets (what gRPC's own verifier checks, which this one replaces), then the rules.
+class ServerRulesVerifier final : public grpc::experimental::ExternalCertificateVerifier {
+ public:
+  explicit ServerRulesVerifier(TlsFiles rules) : rules_(std::move(rules)) {}
+
+  bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request,
+              std::function<void(grpc::Status)>, grpc::Status* sync_status) override {
+    const grpc::string_ref leaf = request->peer_cert(), rest = request->peer_cert_full_chain();
+    std::string presented(leaf.data(), leaf.size());
+    presented.append("\n").append(rest.data(), rest.size());
+    std::string host(request->target_name().data(), request->target_name().size());
+    if (host.starts_with('[')) {
+      host = host.substr(1, host.find(']') - 1);
+    } else if (std::count(host.begin(), host.end(), ':') == 1) {
+      host = host.substr(0, host.find(':'));
+    }
+    TlsFiles host_rule;
+    host_rule.allowed_hostname = host;
+    absl::Status st = CheckPresentedPem(host_rule, presented);
+    if (st.ok()) st = CheckPresentedPem(rules_, presented);
+    if (st.ok()) {
+      *sync_status = grpc::Status::OK;
+    } else {
+      LogRejectedCertificate("peer", st);
+      *sync_status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED, std::string(st.message()));
+    }
+    return true;  // decided at once
+  }
+  void Cancel(grpc::experimental::TlsCustomVerificationCheckRequest*) override {}
+
+ private:
+  const TlsFiles rules_;
+};
+
 }  // namespace
 
 bool IsHttpsUrl(const std::string& url) {
@@ -135,6 +170,32 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
     const std::string& url, const TlsFiles& files) {
   if (!IsHttpsUrl(url)) return grpc::InsecureChannelCredentials();
   if (files.self_signed) return UnverifiedChannelCredentials(files);
+  if (HasCertificateRules(files) && !files.trusted_ca_file.empty()) {
+    // etcd checks a peer's certificate against --peer-cert-allowed-cn/-hostname in both
+    // directions: a leader never sends to a member whose server certificate breaks them. The
+    // revocation list is the listener's alone, as in etcd.
+    TlsFiles rules = files;
+    rules.crl_file.clear();
+    auto ca = ReadPem(files.trusted_ca_file, "trusted CA file");
+    if (!ca.ok()) return ca.status();
+    std::vector<grpc::experimental::IdentityKeyCertPair> identity;
+    if (!files.cert_file.empty() && !files.key_file.empty()) {
+      auto cert = ReadPem(files.cert_file, "certificate file");
+      if (!cert.ok()) return cert.status();
+      auto key = ReadPem(files.key_file, "key file");
+      if (!key.ok()) return key.status();
+      identity.push_back({*key, *cert});
+    }
+    grpc::experimental::TlsChannelCredentialsOptions options;
+    options.set_certificate_provider(
+        std::make_shared<grpc::experimental::StaticDataCertificateProvider>(*ca, identity));
+    options.watch_root_certs();
+    if (!identity.empty()) options.watch_identity_key_cert_pairs();
+    options.set_verify_server_certs(true);
+    options.set_certificate_verifier(
+        grpc::experimental::ExternalCertificateVerifier::Create<ServerRulesVerifier>(rules));
+    return grpc::experimental::TlsCredentials(options);
+  }
   grpc::SslCredentialsOptions options;
   if (!files.trusted_ca_file.empty()) {
     auto ca = ReadPem(files.trusted_ca_file, "trusted CA file");

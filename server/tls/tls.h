@@ -27,6 +27,8 @@ namespace leasehold::server {
 // Credentials for dialling `url` as a peer: for https://, trusting trusted_ca_file (the system's
 // roots when empty) and presenting cert_file/key_file when given, as etcd's peers do; with
 // self-signed files (--peer-auto-tls), presenting them and trusting any certificate, as etcd's do.
+// etcd's --peer-cert-allowed-cn/-hostname apply to the server's certificate too (a refused one is
+// logged as "rejected connection" and nothing is sent), as they do in etcd's dialer.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
     const std::string& url, const TlsFiles& files);
 // A channel to another member's peer `url`, with ChannelCredentialsFor(url, files), for a few calls

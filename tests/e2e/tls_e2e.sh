@@ -9,7 +9,7 @@
 # and --peer-auto-tls, members making their own certificates.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
-e2e_plan 87
+e2e_plan 88
 
 PKI="$E2E_DIR/pki"
 mkdir -p "$PKI"
@@ -243,6 +243,8 @@ check_match "members with trusted peer certificates elect a leader" '^[12]$' "$L
 check "and replicate writes" OK "$(ctl_at "$LEADER" put over-peer-tls yes 2>&1)"
 sleep 2
 check "the member whose certificate names another received nothing" "" "$(ctl_at 3 get over-peer-tls --consistency=s 2>&1)"
+check "its peers do not even send to it: it never hears of a leader (etcd checks the rules both ways)" 0 \
+  "$(grep -c '"msg":"leader changed","leader":"[1-9a-f]' "$E2E_DIR/m3.log")"
 check_match "and its peers logged why" "rejected connection.*client certificate authentication failed" "$(cat "$E2E_DIR/m$LEADER.log")"
 check_match "while it logged that it cannot reach them" '"msg":"peer became inactive \(message send to peer failed\)"' \
   "$(cat "$E2E_DIR/m3.log")"

@@ -46,6 +46,15 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> UnverifiedChannelCrede
   return grpc::experimental::TlsCredentials(options);
 }
 
+// The certificates the other side presented, in PEM, the leaf first: on a server, OpenSSL's chain
+// of the peer may leave it out.
+std::string PresentedPem(const grpc::experimental::TlsCustomVerificationCheckRequest& request) {
+  const grpc::string_ref leaf = request.peer_cert(), rest = request.peer_cert_full_chain();
+  std::string presented(leaf.data(), leaf.size());
+  presented.append("\n").append(rest.data(), rest.size());
+  return presented;
+}
+
 // etcd's rules for presented certificates (certificate_rules.h), checked once gRPC has verified
 // the chain against the trusted CA.
 class RulesVerifier final : public grpc::experimental::ExternalCertificateVerifier {
@@ -55,10 +64,7 @@ class RulesVerifier final : public grpc::experimental::ExternalCertificateVerifi
 
   bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request,
               std::function<void(grpc::Status)>, grpc::Status* sync_status) override {
-    // The leaf first: on a server, OpenSSL's chain of the peer may leave it out.
-    const grpc::string_ref leaf = request->peer_cert(), rest = request->peer_cert_full_chain();
-    std::string presented(leaf.data(), leaf.size());
-    presented.append("\n").append(rest.data(), rest.size());
+    const std::string presented = PresentedPem(*request);
     absl::Status st = CheckPresentedPem(files_, presented);
     if (st.ok()) {
       *sync_status = grpc::Status::OK;
@@ -83,9 +89,7 @@ class ServerRulesVerifier final : public grpc::experimental::ExternalCertificate
 
   bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request,
               std::function<void(grpc::Status)>, grpc::Status* sync_status) override {
-    const grpc::string_ref leaf = request->peer_cert(), rest = request->peer_cert_full_chain();
-    std::string presented(leaf.data(), leaf.size());
-    presented.append("\n").append(rest.data(), rest.size());
+    const std::string presented = PresentedPem(*request);
     std::string host(request->target_name().data(), request->target_name().size());
     if (host.starts_with('[')) {
       host = host.substr(1, host.find(']') - 1);

@@ -104,7 +104,8 @@ check "restarted, it opens its own database without importing again" "1 v3" \
 
 # 3. Damaged files change nothing.
 cp "$E2E_DIR/etcd.db" "$E2E_DIR/damaged.db"
-printf 'XXXX' | dd of="$E2E_DIR/damaged.db" bs=1 seek=9000 conv=notrunc 2>/dev/null
+# Four bytes inside the file overwritten: its digest no longer matches.
+printf '\377\377\377\377' | dd of="$E2E_DIR/damaged.db" bs=1 seek=9000 conv=notrunc 2>/dev/null
 OUT=$("$LEASEHOLD_BIN" snapshot restore "$E2E_DIR/damaged.db" --data-dir "$E2E_DIR/from-damaged" 2>&1); RC=$?
 check "a damaged snapshot is refused, making no data dir" "1 Error: $E2E_DIR/damaged.db: digest mismatch (the file is truncated or corrupt) no" \
   "$RC $OUT $([ -e "$E2E_DIR/from-damaged" ] && echo yes || echo no)"

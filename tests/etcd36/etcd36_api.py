@@ -68,7 +68,8 @@ def main():
     grpc.channel_ready_future(channel).result(timeout=10)
 
     def call(method, request=b""):
-        stub = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
+        # No (de)serializers: the request and the answer are the bytes encoded and decoded here.
+        stub = channel.unary_unary(method)
         try:
             return decode(stub(request, timeout=10)), None
         except grpc.RpcError as e:

@@ -1,6 +1,8 @@
 // Flag parsing: etcd's spellings, both value forms, and clear refusals.
 #include "server/command/flags.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -161,7 +163,10 @@ class ConfigFileTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove(path_); }
 
  private:
-  std::string path_ = ::testing::TempDir() + "/leasehold-flags-test.yml";
+  // One file per test and process: ctest runs the cases side by side.
+  std::string path_ = ::testing::TempDir() + "/leasehold-flags-test-" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+                      std::to_string(getpid()) + ".yml";
 };
 
 TEST_F(ConfigFileTest, EtcdsKeysWithEtcdsTypesAndTlsBlocks) {

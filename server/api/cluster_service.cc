@@ -59,7 +59,6 @@ bool PromoteAppliedHere(const storage::MemberTable& members,
 grpc::ServerUnaryReactor* ClusterService::MemberList(grpc::CallbackServerContext* context,
                                                      const etcdserverpb::MemberListRequest* request,
                                                      etcdserverpb::MemberListResponse* response) {
-  if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (port_ == Port::kClient) {
     if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   }
@@ -117,7 +116,6 @@ grpc::ServerUnaryReactor* ClusterService::RouteToLeader(
 grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext* context,
                                                     const etcdserverpb::MemberAddRequest* request,
                                                     etcdserverpb::MemberAddResponse* response) {
-  if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   if (!ValidPeerUrls(request->peerurls())) return FinishNow(context, errors::MemberBadUrls());
   return RouteToLeader(context, *request, response, &LeaderRouter::AddMember, AddAppliedHere);
@@ -126,7 +124,6 @@ grpc::ServerUnaryReactor* ClusterService::MemberAdd(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* ClusterService::MemberRemove(
     grpc::CallbackServerContext* context, const etcdserverpb::MemberRemoveRequest* request,
     etcdserverpb::MemberRemoveResponse* response) {
-  if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return RouteToLeader(context, *request, response, &LeaderRouter::RemoveMember, RemoveAppliedHere);
 }
@@ -134,7 +131,6 @@ grpc::ServerUnaryReactor* ClusterService::MemberRemove(
 grpc::ServerUnaryReactor* ClusterService::MemberUpdate(
     grpc::CallbackServerContext* context, const etcdserverpb::MemberUpdateRequest* request,
     etcdserverpb::MemberUpdateResponse* response) {
-  if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   // Permission first, as etcd: a caller without the root role learns nothing about members.
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
@@ -161,7 +157,6 @@ grpc::ServerUnaryReactor* ClusterService::MemberUpdate(
 grpc::ServerUnaryReactor* ClusterService::MemberPromote(
     grpc::CallbackServerContext* context, const etcdserverpb::MemberPromoteRequest* request,
     etcdserverpb::MemberPromoteResponse* response) {
-  if (absl::Status st = CheckPeerAddress(*context); !st.ok()) return FinishNow(context, st);
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   return RouteToLeader(context, *request, response, &LeaderRouter::PromoteLearner,
                        PromoteAppliedHere);

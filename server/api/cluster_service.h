@@ -10,19 +10,15 @@
 #include "etcdserverpb/rpc.grpc.pb.h"
 #include "server/member/leader_router.h"
 #include "server/member/member.h"
-#include "server/tls/peer_address_check.h"
 
 namespace leasehold::server {
 
 class ClusterService final : public etcdserverpb::Cluster::CallbackService {
  public:
   enum class Port { kClient, kPeer };
-  // On the peer port, every call is first put to `address_check` (not owned).
-  explicit ClusterService(Member* member, Port port = Port::kClient,
-                          PeerAddressCheck* address_check = nullptr)
+  explicit ClusterService(Member* member, Port port = Port::kClient)
       : member_(member),
         port_(port),
-        address_check_(address_check),
         router_(member, absl::Milliseconds(member->config().request_timeout_ms)) {}
   grpc::ServerUnaryReactor* MemberList(grpc::CallbackServerContext* context,
                                        const etcdserverpb::MemberListRequest* request,
@@ -51,14 +47,8 @@ class ClusterService final : public etcdserverpb::Cluster::CallbackService {
                                   Member::ChangeDone<Response>),
       bool (*applied_here)(const storage::MemberTable&, const Request&, const Response&));
 
-  // The peer port's check of the caller's certificate (OK on the client port).
-  [[nodiscard]] absl::Status CheckPeerAddress(const grpc::CallbackServerContext& context) {
-    return address_check_ != nullptr ? address_check_->Check(context) : absl::OkStatus();
-  }
-
   Member* member_;
   const Port port_;
-  PeerAddressCheck* const address_check_;
   LeaderRouter router_;  // membership changes' way to the leader
 };
 

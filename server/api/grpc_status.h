@@ -30,14 +30,6 @@ class RefusedWriteReactor final : public grpc::ServerWriteReactor<Message> {
   void OnDone() override { delete this; }
 };
 
-// The same for a client-streaming call: nothing is read.
-template <typename Message>
-class RefusedReadReactor final : public grpc::ServerReadReactor<Message> {
- public:
-  explicit RefusedReadReactor(const grpc::Status& status) { this->Finish(status); }
-  void OnDone() override { delete this; }
-};
-
 // The same for a bidirectional stream: nothing is read.
 template <typename Request, typename Response>
 class RefusedBidiReactor final : public grpc::ServerBidiReactor<Request, Response> {

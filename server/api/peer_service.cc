@@ -111,17 +111,11 @@ grpc::ServerUnaryReactor* DecideChange(grpc::CallbackServerContext* context, con
 
 grpc::ServerReadReactor<peerpb::SnapshotChunk>* PeerService::SendSnapshot(
     grpc::CallbackServerContext* context, peerpb::DeliverAck* ack) {
-  if (absl::Status st = address_check_->Check(*context); !st.ok()) {
-    return new RefusedReadReactor<peerpb::SnapshotChunk>(ToGrpcStatus(st));
-  }
   return new SnapshotReactor(member_->config().cluster_id, node_);
 }
 
 grpc::ServerReadReactor<peerpb::MessageBatch>* PeerService::Deliver(
     grpc::CallbackServerContext* context, peerpb::DeliverAck* ack) {
-  if (absl::Status st = address_check_->Check(*context); !st.ok()) {
-    return new RefusedReadReactor<peerpb::MessageBatch>(ToGrpcStatus(st));
-  }
   return new DeliverReactor(member_->config().cluster_id, &member_->state_machine().members(),
                             node_);
 }
@@ -129,7 +123,6 @@ grpc::ServerReadReactor<peerpb::MessageBatch>* PeerService::Deliver(
 grpc::ServerUnaryReactor* PeerService::LeaseRenew(
     grpc::CallbackServerContext* context, const etcdserverpb::LeaseKeepAliveRequest* request,
     etcdserverpb::LeaseKeepAliveResponse* response) {
-  if (absl::Status st = address_check_->Check(*context); !st.ok()) return FinishNow(context, st);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   member_->RenewLease(
       *request, [reactor, response](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
@@ -142,7 +135,6 @@ grpc::ServerUnaryReactor* PeerService::LeaseRenew(
 grpc::ServerUnaryReactor* PeerService::LeaseTimeToLive(
     grpc::CallbackServerContext* context, const etcdserverpb::LeaseTimeToLiveRequest* request,
     etcdserverpb::LeaseTimeToLiveResponse* response) {
-  if (absl::Status st = address_check_->Check(*context); !st.ok()) return FinishNow(context, st);
   auto answer = member_->LeaseTimeToLive(*request);
   if (answer.ok()) *response = std::move(*answer);
   return FinishNow(context, answer.status());
@@ -151,21 +143,18 @@ grpc::ServerUnaryReactor* PeerService::LeaseTimeToLive(
 grpc::ServerUnaryReactor* PeerService::MemberAdd(grpc::CallbackServerContext* context,
                                                  const etcdserverpb::MemberAddRequest* request,
                                                  etcdserverpb::MemberAddResponse* response) {
-  if (absl::Status st = address_check_->Check(*context); !st.ok()) return FinishNow(context, st);
   return DecideChange(context, *request, response, member_, &Member::AddMember);
 }
 
 grpc::ServerUnaryReactor* PeerService::MemberRemove(
     grpc::CallbackServerContext* context, const etcdserverpb::MemberRemoveRequest* request,
     etcdserverpb::MemberRemoveResponse* response) {
-  if (absl::Status st = address_check_->Check(*context); !st.ok()) return FinishNow(context, st);
   return DecideChange(context, *request, response, member_, &Member::RemoveMember);
 }
 
 grpc::ServerUnaryReactor* PeerService::MemberPromote(
     grpc::CallbackServerContext* context, const etcdserverpb::MemberPromoteRequest* request,
     etcdserverpb::MemberPromoteResponse* response) {
-  if (absl::Status st = address_check_->Check(*context); !st.ok()) return FinishNow(context, st);
   return DecideChange(context, *request, response, member_, &Member::PromoteLearner);
 }
 

@@ -5,15 +5,13 @@
 #include "leasehold/peer.grpc.pb.h"
 #include "server/member/member.h"
 #include "server/member/node_loop.h"
-#include "server/tls/peer_address_check.h"
 
 namespace leasehold::server {
 
 class PeerService final : public peerpb::RaftPeer::CallbackService {
  public:
-  // No pointer is owned. Every call is first put to `address_check`.
-  PeerService(Member* member, NodeLoop* node, PeerAddressCheck* address_check)
-      : member_(member), node_(node), address_check_(address_check) {}
+  // No pointer is owned.
+  PeerService(Member* member, NodeLoop* node) : member_(member), node_(node) {}
 
   grpc::ServerReadReactor<peerpb::MessageBatch>* Deliver(grpc::CallbackServerContext* context,
                                                          peerpb::DeliverAck* ack) override;
@@ -38,7 +36,6 @@ class PeerService final : public peerpb::RaftPeer::CallbackService {
  private:
   Member* const member_;
   NodeLoop* const node_;
-  PeerAddressCheck* const address_check_;
 };
 
 }  // namespace leasehold::server

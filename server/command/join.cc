@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_join.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
-#include "server/tls/tls.h"
+#include "server/peer/peer_dialer.h"
 
 namespace leasehold::server {
 

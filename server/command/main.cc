@@ -189,7 +189,7 @@ int Serve(Flags flags) {
   Member member(config, engine->get(), state_machine->get(), &node, &forwarder, &tokens);
 
   // The peer port first, so the node can hear its peers as soon as it starts.
-  PeerPort peer_port(flags, &member, &node);
+  PeerPort peer_port(&member, &node);
   if (absl::Status st = peer_port.Start(flags); !st.ok()) return Fail("cannot listen", st);
   if (absl::Status st = node.Start(); !st.ok()) return Fail("cannot start the raft node", st);
   ElectionTickAdvance tick_advance(

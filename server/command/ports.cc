@@ -53,16 +53,16 @@ HttpServer::Options HttpListenOptions(const std::string& host_port) {
 
 }  // namespace
 
-PeerPort::PeerPort(const Flags& flags, Member* member, NodeLoop* node)
-    : address_check_(flags.peer_tls.client_cert_auth && !flags.peer_tls.skip_client_san_verify),
-      peer_(member, node, &address_check_),
-      cluster_(member, ClusterService::Port::kPeer, &address_check_),
-      hash_(member, &address_check_) {}
+PeerPort::PeerPort(Member* member, NodeLoop* node)
+    : peer_(member, node), cluster_(member, ClusterService::Port::kPeer), hash_(member) {}
 
 absl::Status PeerPort::Start(const Flags& flags) {
   grpc::ServerBuilder builder;
-  if (absl::Status st = AddListeners(builder, flags.listen_peer_urls, flags.peer_tls, "peer");
-      !st.ok()) {
+  std::vector<std::string> plain_urls, tls_urls;
+  for (const std::string& url : flags.listen_peer_urls) {
+    (IsHttpsUrl(url) ? tls_urls : plain_urls).push_back(url);
+  }
+  if (absl::Status st = AddListeners(builder, plain_urls, flags.peer_tls, "peer"); !st.ok()) {
     return WithContext("bad --listen-peer-urls", st);
   }
   builder.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
@@ -74,10 +74,21 @@ absl::Status PeerPort::Start(const Flags& flags) {
   if (server_ == nullptr) {
     return absl::UnavailableError("binding the peer URLs failed (port in use?)");
   }
+  if (tls_urls.empty()) return absl::OkStatus();
+  for (const std::string& url : tls_urls) {
+    if (absl::Status st = CheckCertificateGiven(url, flags.peer_tls); !st.ok())
+      return WithContext("bad --listen-peer-urls", st);
+  }
+  tls_listener_ = std::make_unique<PeerTlsListener>(
+      flags.peer_tls,
+      [server = server_.get()](int fd) { grpc::AddInsecureChannelFromFd(server, fd); });
+  if (absl::Status st = tls_listener_->Start(tls_urls); !st.ok())
+    return WithContext("bad --listen-peer-urls", st);
   return absl::OkStatus();
 }
 
 void PeerPort::Stop() {
+  if (tls_listener_) tls_listener_->Stop();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
 }
 

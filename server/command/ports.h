@@ -21,27 +21,27 @@
 #include "server/http/json_gateway.h"
 #include "server/member/member.h"
 #include "server/member/node_loop.h"
-#include "server/tls/peer_address_check.h"
+#include "server/peer/peer_tls_listener.h"
 
 namespace leasehold::server {
 
 // The peer port (--listen-peer-urls): Raft messages and the calls followers forward (PeerService),
-// the member list joining members ask for, and HashKV for the corruption checks; with
-// --peer-client-cert-auth, peers whose certificate names another address are refused.
+// the member list joining members ask for, and HashKV for the corruption checks. https:// and
+// unixs:// peer URLs are served through this process's own TLS (peer_tls_listener.h).
 class PeerPort {
  public:
   // Nothing is owned; all must outlive this object.
-  PeerPort(const Flags& flags, Member* member, NodeLoop* node);
+  PeerPort(Member* member, NodeLoop* node);
   // Binds the peer URLs; Unavailable when they cannot be bound.
   [[nodiscard]] absl::Status Start(const Flags& flags);
   void Stop();
 
  private:
-  PeerAddressCheck address_check_;
   PeerService peer_;
   ClusterService cluster_;
   PeerHashKvService hash_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<PeerTlsListener> tls_listener_;  // with https:// or unixs:// peer URLs
 };
 
 // The client port's gRPC server: etcd's message limits, keepalive policy, stream limit and

@@ -16,7 +16,6 @@
 #include "absl/time/time.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
 #include "server/member/member.h"
-#include "server/tls/peer_address_check.h"
 #include "server/tls/tls_files.h"
 
 namespace leasehold::server {
@@ -26,16 +25,14 @@ namespace leasehold::server {
 // Maintenance method with its "not implemented" status, as for any method a server does not offer.
 class PeerHashKvService final : public etcdserverpb::Maintenance::CallbackService {
  public:
-  // Neither pointer is owned; every call is first put to `address_check`.
-  PeerHashKvService(Member* member, PeerAddressCheck* address_check)
-      : member_(member), address_check_(address_check) {}
+  // `member` is not owned.
+  explicit PeerHashKvService(Member* member) : member_(member) {}
   grpc::ServerUnaryReactor* HashKV(grpc::CallbackServerContext* context,
                                    const etcdserverpb::HashKVRequest* request,
                                    etcdserverpb::HashKVResponse* response) override;
 
  private:
   Member* const member_;
-  PeerAddressCheck* const address_check_;
 };
 
 // One peer's answer: its hash and compact revision, or why it gave none.

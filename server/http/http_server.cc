@@ -26,7 +26,7 @@
 #include "boost/beast/http/write.hpp"
 #include "boost/beast/ssl/ssl_stream.hpp"
 #include "server/http/port_sharing.h"
-#include "server/tls/certificate_rules.h"
+#include "server/tls/tls_context.h"
 
 namespace leasehold::server {
 namespace {
@@ -372,67 +372,9 @@ HttpServer::HttpServer(Options options, Handler handler)
 
 HttpServer::~HttpServer() { Stop(); }
 
-namespace {
-
-absl::StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const TlsFiles& files) {
-  if (files.cert_file.empty() || files.key_file.empty()) {
-    return absl::InvalidArgumentError("https needs --cert-file and --key-file");
-  }
-  if (files.client_cert_auth && files.trusted_ca_file.empty()) {
-    return absl::InvalidArgumentError("--client-cert-auth needs --trusted-ca-file");
-  }
-  auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
-  context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                       asio::ssl::context::no_tlsv1_1);
-  beast::error_code ec;
-  context->use_certificate_chain_file(files.cert_file, ec);
-  if (ec)
-    return absl::InvalidArgumentError("cannot use certificate " + files.cert_file + ": " +
-                                      ec.message());
-  context->use_private_key_file(files.key_file, asio::ssl::context::pem, ec);
-  if (ec)
-    return absl::InvalidArgumentError("cannot use key " + files.key_file + ": " + ec.message());
-  if (!files.cipher_list.empty() &&
-      SSL_CTX_set_cipher_list(context->native_handle(), files.cipher_list.c_str()) != 1) {
-    return absl::InvalidArgumentError("cannot use the cipher suites " + files.cipher_list);
-  }
-  if (!files.trusted_ca_file.empty()) {
-    context->load_verify_file(files.trusted_ca_file, ec);
-    if (ec)
-      return absl::InvalidArgumentError("cannot read CA file " + files.trusted_ca_file + ": " +
-                                        ec.message());
-  }
-  if (files.client_cert_auth) {
-    context->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
-    if (HasCertificateRules(files)) {
-      if (absl::Status st = ValidateCertificateRules(files); !st.ok()) return st;
-      // etcd's further rules, once OpenSSL has verified the whole chain (the callback's last call,
-      // for the leaf); the chain the client sent is what is checked against the revocation list.
-      context->set_verify_callback([files](bool preverified, asio::ssl::verify_context& verify) {
-        X509_STORE_CTX* store = verify.native_handle();
-        if (!preverified || X509_STORE_CTX_get_error_depth(store) != 0) return preverified;
-        std::vector<X509*> presented{X509_STORE_CTX_get_current_cert(store)};
-        if (STACK_OF(X509)* sent = X509_STORE_CTX_get0_untrusted(store)) {
-          for (int i = 0; i < sk_X509_num(sent); ++i) {
-            if (X509_cmp(sk_X509_value(sent, i), presented[0]) != 0)
-              presented.push_back(sk_X509_value(sent, i));
-          }
-        }
-        absl::Status st = CheckPresentedCertificates(files, presented);
-        if (!st.ok()) LogRejectedCertificate("client", st);
-        return st.ok();
-      });
-    }
-  }
-  return context;
-}
-
-}  // namespace
-
 absl::Status HttpServer::Start() {
   if (impl_->options.tls) {
-    auto context = MakeTlsContext(*impl_->options.tls);
+    auto context = MakeServerTlsContext(*impl_->options.tls, "client");
     if (!context.ok()) return context.status();
     impl_->tls_context = std::move(*context);
   }

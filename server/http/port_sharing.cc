@@ -1,7 +1,6 @@
 #include "server/http/port_sharing.h"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <memory>
 #include <string_view>
@@ -9,8 +8,8 @@
 
 #include "boost/asio/local/stream_protocol.hpp"
 #include "boost/asio/steady_timer.hpp"
-#include "boost/asio/write.hpp"
 #include "boost/beast/core/error.hpp"
+#include "server/tls/stream_splice.h"
 #include "server/tls/tls_client_hello.h"
 
 namespace leasehold::server {
@@ -25,61 +24,17 @@ using tcp = asio::ip::tcp;
 constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 constexpr auto kIdleTimeout = std::chrono::seconds(120);
 
-// Carries bytes both ways between a client and gRPC's TLS listener, unread, until both directions
-// have ended: the TLS session is the client's with gRPC, so gRPC sees its certificate. The listener
-// is on an abstract Unix socket (cheaper than loopback TCP for every byte). Both sockets share the
-// accepted connection's strand.
-class Relay : public std::enable_shared_from_this<Relay> {
- public:
-  Relay(tcp::socket client, const std::string& abstract_name)
-      : client_(std::move(client)), upstream_(client_.get_executor()), name_(abstract_name) {}
-
-  void Start() {
-    upstream_.async_connect(asio::local::stream_protocol::endpoint(std::string(1, '\0') + name_),
-                            [self = this->shared_from_this()](beast::error_code ec) {
-                              if (ec) return self->CloseBoth();
-                              self->Pump(self->client_, self->upstream_, self->to_upstream_);
-                              self->Pump(self->upstream_, self->client_, self->to_client_);
-                            });
-  }
-
- private:
-  // A TLS record's most: one read usually carries whole records.
-  using Buffer = std::array<char, 16 * 1024 + 64>;
-
-  template <typename From, typename To>
-  void Pump(From& from, To& to, Buffer& buffer) {
-    from.async_read_some(asio::buffer(buffer), [self = this->shared_from_this(), &from, &to,
-                                                &buffer](beast::error_code ec, size_t n) {
-      if (ec) {
-        // One side has finished sending: pass that on, and close once both have (at once on an
-        // error).
-        beast::error_code ignored;
-        to.shutdown(asio::socket_base::shutdown_send, ignored);
-        if (++self->ended_ == 2 || ec != asio::error::eof) self->CloseBoth();
-        return;
-      }
-      asio::async_write(to, asio::buffer(buffer.data(), n),
-                        [self, &from, &to, &buffer](beast::error_code ec, size_t) {
-                          if (ec) return self->CloseBoth();
-                          self->Pump(from, to, buffer);
-                        });
-    });
-  }
-
-  void CloseBoth() {
-    beast::error_code ignored;
-    client_.close(ignored);
-    upstream_.close(ignored);
-  }
-
-  tcp::socket client_;
-  asio::local::stream_protocol::socket upstream_;
-  const std::string name_;
-  int ended_ = 0;
-  Buffer to_upstream_;
-  Buffer to_client_;
-};
+// Relays a client's connection, unread, to gRPC's TLS listener: the TLS session is the client's
+// with gRPC, so gRPC sees its certificate. The listener is on an abstract Unix socket (cheaper than
+// loopback TCP for every byte), reached on the accepted connection's strand.
+void RelayToGrpcTls(tcp::socket client, const std::string& abstract_name) {
+  auto upstream = std::make_shared<asio::local::stream_protocol::socket>(client.get_executor());
+  auto endpoint = asio::local::stream_protocol::endpoint(std::string(1, '\0') + abstract_name);
+  upstream->async_connect(
+      endpoint, [upstream, client = std::move(client)](beast::error_code ec) mutable {
+        if (!ec) SpliceStreams(std::move(client), std::move(*upstream));  // else both close
+      });
+}
 
 // Reads a new connection's first bytes without consuming them, to tell where it goes. On a plain
 // port shared with gRPC: HTTP/2's preface (a gRPC client, handed over) from HTTP/1 (served here).
@@ -133,7 +88,7 @@ class Sniffer : public std::enable_shared_from_this<Sniffer> {
       return routes_.serve(std::move(socket_));
     }
     if (hello_.verdict == ClientHelloAlpn::Verdict::kRead && OffersHttp2Only(hello_.protocols)) {
-      std::make_shared<Relay>(std::move(socket_), routes_.relay_grpc_tls_to)->Start();
+      RelayToGrpcTls(std::move(socket_), routes_.relay_grpc_tls_to);
       return;
     }
     // Anything else, plaintext included, meets the TLS handshake there (and fails it, as on

@@ -7,7 +7,7 @@
 #include "leasehold/peer.grpc.pb.h"
 #include "server/observability/log.h"
 #include "server/observability/metrics.h"
-#include "server/tls/tls.h"
+#include "server/peer/peer_dialer.h"
 
 namespace leasehold::server {
 namespace {
@@ -60,8 +60,6 @@ class PeerTransport::Peer {
     auto address = GrpcAddressOfUrl(url);
     if (!address.ok()) return nullptr;
     if (channel_ == nullptr || url != url_) {
-      auto credentials = ChannelCredentialsFor(url, transport_->tls_);
-      if (!credentials.ok()) return nullptr;
       grpc::ChannelArguments args;
       args.SetMaxSendMessageSize(-1);
       args.SetMaxReceiveMessageSize(-1);
@@ -69,7 +67,9 @@ class PeerTransport::Peer {
       args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
       args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
       args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-      channel_ = grpc::CreateCustomChannel(*address, *credentials, args);
+      auto channel = DialPeer(url, transport_->tls_, args);
+      if (!channel.ok()) return nullptr;
+      channel_ = *std::move(channel);
       url_ = url;
     }
     return channel_;

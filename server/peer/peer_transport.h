@@ -46,7 +46,7 @@ class PeerTransport : public MessageSender {
   using RemovedReport = std::function<void()>;
 
   // `members` is not owned and must outlive this object. `initial_peer_urls`: member id -> URL.
-  // `tls`: the certificates for https:// peer URLs (--peer-*; see tls.h).
+  // `tls`: the certificates for https:// peer URLs (--peer-*; see peer_dialer.h).
   PeerTransport(uint64_t self_id, uint64_t cluster_id, const storage::MemberTable* members,
                 std::map<uint64_t, std::string> initial_peer_urls, TlsFiles tls,
                 SnapshotReport report_snapshot, RemovedReport report_removed);

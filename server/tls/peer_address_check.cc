@@ -3,24 +3,16 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <memory>
-#include <string_view>
 #include <vector>
 
-#include <grpcpp/server_context.h>
-#include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/observability/log.h"
 
 namespace leasehold::server {
 namespace {
-
-constexpr size_t kMaxRemembered = 4096;
 
 // The same address, whatever its spelling ("::ffff:10.0.0.1" is 10.0.0.1).
 std::string Canonical(const std::string& ip) {
@@ -35,26 +27,6 @@ std::string Canonical(const std::string& ip) {
 }
 
 }  // namespace
-
-std::string IpOfGrpcPeer(const std::string& peer) {
-  const size_t colon = peer.find(':');
-  if (colon == std::string::npos) return "";
-  const std::string scheme = peer.substr(0, colon);
-  std::string rest = peer.substr(colon + 1);
-  if (scheme == "ipv4") {
-    const size_t port = rest.rfind(':');
-    return port == std::string::npos ? rest : rest.substr(0, port);
-  }
-  if (scheme != "ipv6") return "";
-  for (const auto& [open, close] :
-       {std::pair<std::string, std::string>{"[", "]"}, {"%5B", "%5D"}, {"%5b", "%5d"}}) {
-    if (rest.rfind(open, 0) == 0) {
-      const size_t end = rest.find(close);
-      return end == std::string::npos ? "" : rest.substr(open.size(), end - open.size());
-    }
-  }
-  return "";
-}
 
 absl::Status CheckCertificateAddress(X509* cert, const std::string& ip) {
   std::vector<std::string> ips;
@@ -85,41 +57,6 @@ absl::Status CheckCertificateAddress(X509* cert, const std::string& ip) {
   }
   return absl::PermissionDeniedError(
       absl::StrCat("x509: certificate is valid for ", absl::StrJoin(ips, ", "), ", not ", ip));
-}
-
-absl::Status PeerAddressCheck::Check(const grpc::ServerContextBase& context) {
-  if (!enabled_) return absl::OkStatus();
-  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
-  if (auth == nullptr || !auth->IsPeerAuthenticated()) return absl::OkStatus();
-  const std::vector<grpc::string_ref> pem =
-      auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
-  if (pem.empty()) return absl::OkStatus();
-  std::pair<std::string, uint64_t> key{
-      context.peer(), absl::HashOf(std::string_view(pem[0].data(), pem[0].size()))};
-  {
-    absl::MutexLock lock(&mu_);
-    if (auto it = outcomes_.find(key); it != outcomes_.end()) return it->second;
-  }
-  absl::Status outcome;
-  std::unique_ptr<BIO, int (*)(BIO*)> bio(
-      BIO_new_mem_buf(pem[0].data(), static_cast<int>(pem[0].size())), BIO_free);
-  std::unique_ptr<X509, void (*)(X509*)> cert(
-      PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), X509_free);
-  const std::string ip = IpOfGrpcPeer(key.first);
-  if (cert == nullptr) {
-    outcome = absl::PermissionDeniedError("tls: unreadable peer certificate");
-  } else if (!ip.empty()) {
-    outcome = CheckCertificateAddress(cert.get(), ip);
-  }
-  if (!outcome.ok()) {
-    LogWarn(
-        "rejected connection",
-        {{"port", "peer"}, {"remote-addr", key.first}, {"error", std::string(outcome.message())}});
-  }
-  absl::MutexLock lock(&mu_);
-  if (outcomes_.size() >= kMaxRemembered) outcomes_.clear();
-  outcomes_.emplace(std::move(key), outcome);
-  return outcome;
 }
 
 }  // namespace leasehold::server

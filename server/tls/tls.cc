@@ -4,12 +4,10 @@
 #include <fstream>
 #include <iterator>
 
-#include <grpcpp/create_channel.h>
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_certificate_verifier.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
-#include "common/url.h"
 #include "server/observability/log.h"
 #include "server/tls/certificate_rules.h"
 
@@ -25,25 +23,6 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
     return absl::InvalidArgumentError(std::string(flag) + " '" + path + "' holds no PEM data");
   }
   return pem;
-}
-
-// TLS that encrypts but trusts any certificate, presenting our own self-signed one: what etcd's
-// peers do under --peer-auto-tls, where no CA could vouch for anybody.
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> UnverifiedChannelCredentials(
-    const TlsFiles& files) {
-  auto cert = ReadPem(files.cert_file, "certificate file");
-  if (!cert.ok()) return cert.status();
-  auto key = ReadPem(files.key_file, "key file");
-  if (!key.ok()) return key.status();
-  grpc::experimental::TlsChannelCredentialsOptions options;
-  options.set_certificate_provider(
-      std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
-          std::vector<grpc::experimental::IdentityKeyCertPair>{{*key, *cert}}));
-  options.watch_identity_key_cert_pairs();
-  options.set_verify_server_certs(false);
-  options.set_check_call_host(false);
-  options.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
-  return grpc::experimental::TlsCredentials(options);
 }
 
 // The certificates the other side presented, in PEM, the leaf first: on a server, OpenSSL's chain
@@ -79,39 +58,6 @@ class RulesVerifier final : public grpc::experimental::ExternalCertificateVerifi
  private:
   const TlsFiles files_;
   const std::string port_name_;
-};
-
-// A dialer's check of the server's certificate when etcd's rules apply: the host name the channel
-// targets (what gRPC's own verifier checks, which this one replaces), then the rules.
-class ServerRulesVerifier final : public grpc::experimental::ExternalCertificateVerifier {
- public:
-  explicit ServerRulesVerifier(TlsFiles rules) : rules_(std::move(rules)) {}
-
-  bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request,
-              std::function<void(grpc::Status)>, grpc::Status* sync_status) override {
-    const std::string presented = PresentedPem(*request);
-    std::string host(request->target_name().data(), request->target_name().size());
-    if (host.starts_with('[')) {
-      host = host.substr(1, host.find(']') - 1);
-    } else if (std::count(host.begin(), host.end(), ':') == 1) {
-      host = host.substr(0, host.find(':'));
-    }
-    TlsFiles host_rule;
-    host_rule.allowed_hostname = host;
-    absl::Status st = CheckPresentedPem(host_rule, presented);
-    if (st.ok()) st = CheckPresentedPem(rules_, presented);
-    if (st.ok()) {
-      *sync_status = grpc::Status::OK;
-    } else {
-      LogRejectedCertificate("peer", st);
-      *sync_status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED, std::string(st.message()));
-    }
-    return true;  // decided at once
-  }
-  void Cancel(grpc::experimental::TlsCustomVerificationCheckRequest*) override {}
-
- private:
-  const TlsFiles rules_;
 };
 
 }  // namespace
@@ -168,63 +114,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
     }
   }
   return grpc::experimental::TlsServerCredentials(options);
-}
-
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
-    const std::string& url, const TlsFiles& files) {
-  if (!IsHttpsUrl(url)) return grpc::InsecureChannelCredentials();
-  if (files.self_signed) return UnverifiedChannelCredentials(files);
-  if (HasCertificateRules(files) && !files.trusted_ca_file.empty()) {
-    // etcd checks a peer's certificate against --peer-cert-allowed-cn/-hostname in both
-    // directions: a leader never sends to a member whose server certificate breaks them. The
-    // revocation list is the listener's alone, as in etcd.
-    TlsFiles rules = files;
-    rules.crl_file.clear();
-    auto ca = ReadPem(files.trusted_ca_file, "trusted CA file");
-    if (!ca.ok()) return ca.status();
-    std::vector<grpc::experimental::IdentityKeyCertPair> identity;
-    if (!files.cert_file.empty() && !files.key_file.empty()) {
-      auto cert = ReadPem(files.cert_file, "certificate file");
-      if (!cert.ok()) return cert.status();
-      auto key = ReadPem(files.key_file, "key file");
-      if (!key.ok()) return key.status();
-      identity.push_back({*key, *cert});
-    }
-    grpc::experimental::TlsChannelCredentialsOptions options;
-    options.set_certificate_provider(
-        std::make_shared<grpc::experimental::StaticDataCertificateProvider>(*ca, identity));
-    options.watch_root_certs();
-    if (!identity.empty()) options.watch_identity_key_cert_pairs();
-    options.set_verify_server_certs(true);
-    options.set_certificate_verifier(
-        grpc::experimental::ExternalCertificateVerifier::Create<ServerRulesVerifier>(rules));
-    return grpc::experimental::TlsCredentials(options);
-  }
-  grpc::SslCredentialsOptions options;
-  if (!files.trusted_ca_file.empty()) {
-    auto ca = ReadPem(files.trusted_ca_file, "trusted CA file");
-    if (!ca.ok()) return ca.status();
-    options.pem_root_certs = *ca;
-  }
-  if (!files.cert_file.empty() && !files.key_file.empty()) {
-    auto cert = ReadPem(files.cert_file, "certificate file");
-    if (!cert.ok()) return cert.status();
-    auto key = ReadPem(files.key_file, "key file");
-    if (!key.ok()) return key.status();
-    options.pem_cert_chain = *cert;
-    options.pem_private_key = *key;
-  }
-  return grpc::SslCredentials(options);
-}
-
-absl::StatusOr<std::shared_ptr<grpc::Channel>> DialPeer(const std::string& url,
-                                                        const TlsFiles& files) {
-  absl::StatusOr<std::string> address = GrpcAddressOfUrl(url);
-  if (!address.ok()) return address.status();
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      ChannelCredentialsFor(url, files);
-  if (!credentials.ok()) return credentials.status();
-  return grpc::CreateChannel(*address, *credentials);
 }
 
 }  // namespace leasehold::server

@@ -9,7 +9,7 @@
 # and --peer-auto-tls, members making their own certificates.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cluster_lib.sh"
-e2e_plan 88
+e2e_plan 90
 
 PKI="$E2E_DIR/pki"
 mkdir -p "$PKI"
@@ -246,10 +246,30 @@ check "the member whose certificate names another received nothing" "" "$(ctl_at
 check "its peers do not even send to it: it never hears of a leader (etcd checks the rules both ways)" 0 \
   "$(grep -c '"msg":"leader changed","leader":"[1-9a-f]' "$E2E_DIR/m3.log")"
 check_match "and its peers logged why" "rejected connection.*client certificate authentication failed" "$(cat "$E2E_DIR/m$LEADER.log")"
+check_match "the refused member logged etcd's line: its peers' dialers refused its certificate with a TLS alert" \
+  '"msg":"rejected connection","port":"peer","remote-addr":"127.0.0.1:[0-9]+","server-name":"","error":"remote error: tls: bad certificate"' \
+  "$(cat "$E2E_DIR/m3.log")"
 check_match "while it logged that it cannot reach them" '"msg":"peer became inactive \(message send to peer failed\)"' \
   "$(cat "$E2E_DIR/m3.log")"
 OTHER=$((3 - LEADER))
 check "the other trusted member has the write" "$(printf 'over-peer-tls\nyes')" "$(ctl_at "$OTHER" get over-peer-tls --consistency=s 2>&1)"
+# etcd 3.4 configured alike: its refused member logs the same words.
+cluster_stop_all
+for i in 1 2 3; do PPORT[$i]=$(free_port); done
+INITIAL="e1=https://127.0.0.1:${PPORT[1]},e2=https://127.0.0.1:${PPORT[2]},e3=https://127.0.0.1:${PPORT[3]}"
+for i in 1 2 3; do
+  certname=peer; [ "$i" = 3 ] && certname=impostor
+  etcd --name "e$i" --data-dir "$E2E_DIR/etcd-peer$i" --listen-client-urls "http://127.0.0.1:$(free_port)" \
+    --advertise-client-urls "http://127.0.0.1:$(free_port)" --listen-peer-urls "https://127.0.0.1:${PPORT[$i]}" \
+    --initial-advertise-peer-urls "https://127.0.0.1:${PPORT[$i]}" --initial-cluster "$INITIAL" \
+    --initial-cluster-token "etcd-tls-$$" --peer-cert-file "$PKI/$certname.crt" --peer-key-file "$PKI/$certname.key" \
+    --peer-trusted-ca-file "$PKI/ca.crt" --peer-client-cert-auth --peer-cert-allowed-cn peer \
+    >>"$E2E_DIR/etcd-peer$i.log" 2>&1 &
+  CPID[$i]=$!
+done
+for _ in $(seq 1 100); do grep -q "remote error: tls: bad certificate" "$E2E_DIR/etcd-peer3.log" && break; sleep 0.1; done
+check_match "(etcd 3.4's refused member says the same)" 'rejected connection from "127.0.0.1:[0-9]+" \(error "remote error: tls: bad certificate"' \
+  "$(cat "$E2E_DIR/etcd-peer3.log")"
 
 # --- etcd's check of a peer's client certificate against the address it connects from: a member on
 # 127.0.0.2 whose certificate names only 127.0.0.2 dials its peers from 127.0.0.1, so they refuse
@@ -279,7 +299,7 @@ check_match "members 1 and 2 elect a leader" '^[12]$' "$LEADER"
 check "and take writes" OK "$(ctl_at "$LEADER" put san yes 2>&1)"
 for _ in $(seq 1 50); do grep -q 'x509: certificate is valid for 127.0.0.2, not 127.0.0.1' "$E2E_DIR"/san1-[12].log && break; sleep 0.1; done
 check_match "a member whose certificate names another address is refused, in etcd's words" \
-  '"msg":"rejected connection","port":"peer","remote-addr":"ipv4:127.0.0.1:[0-9]+","error":"x509: certificate is valid for 127.0.0.2, not 127.0.0.1"' \
+  '"msg":"rejected connection","port":"peer","remote-addr":"127.0.0.1:[0-9]+","server-name":"","error":"x509: certificate is valid for 127.0.0.2, not 127.0.0.1"' \
   "$(cat "$E2E_DIR"/san1-[12].log)"
 cluster_stop_all
 san_cluster 2 --experimental-peer-skip-client-san-verification

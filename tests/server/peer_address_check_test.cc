@@ -14,14 +14,6 @@
 namespace leasehold::server {
 namespace {
 
-TEST(IpOfGrpcPeerTest, TakesTheAddressOutOfGrpcsPeerName) {
-  EXPECT_EQ(IpOfGrpcPeer("ipv4:10.0.0.1:2380"), "10.0.0.1");
-  EXPECT_EQ(IpOfGrpcPeer("ipv6:[::1]:2380"), "::1");
-  EXPECT_EQ(IpOfGrpcPeer("ipv6:%5B::ffff:10.0.0.1%5D:2380"), "::ffff:10.0.0.1");
-  EXPECT_EQ(IpOfGrpcPeer("unix:/tmp/socket"), "");
-  EXPECT_EQ(IpOfGrpcPeer("garbage"), "");
-}
-
 class CheckCertificateAddressTest : public ::testing::Test {
  protected:
   // A certificate naming `hosts` (IPs as IP SANs, names as DNS SANs); null when it cannot be made.

@@ -81,6 +81,7 @@ class Tunnel {
       timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
         if (!ec) self->tls().next_layer().close(ec);  // too slow: what is pending fails
       });
+      // Resolved for each connection (on this thread), so a host name's new address is followed.
       absl::StatusOr<PeerEndpoint> endpoint = PeerEndpointOfUrl(tunnel_.url_);
       if (!endpoint.ok()) return Fail(std::string(endpoint.status().message()));
       tls().next_layer().async_connect(*endpoint,

@@ -1,5 +1,7 @@
 #include "server/tls/certificate_rules.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <openssl/x509v3.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/observability/log.h"
 #include "server/tls/openssl_ptr.h"
 
@@ -140,6 +143,49 @@ absl::Status CheckPresentedPem(const TlsFiles& files, std::string_view chain_pem
       presented.push_back(cert.get());
   }
   return CheckPresentedCertificates(files, presented);
+}
+
+AltNames AltNamesOf(X509* cert) {
+  AltNames out;
+  OpenSslPtr<GENERAL_NAMES, GENERAL_NAMES_free> names(
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
+  for (int i = 0; names != nullptr && i < sk_GENERAL_NAME_num(names.get()); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names.get(), i);
+    if (name->type == GEN_DNS) {
+      const ASN1_IA5STRING* dns = name->d.dNSName;
+      out.dns.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                           static_cast<size_t>(ASN1_STRING_length(dns)));
+    } else if (name->type == GEN_IPADD) {
+      const ASN1_OCTET_STRING* ip = name->d.iPAddress;
+      const int length = ASN1_STRING_length(ip);
+      char text[INET6_ADDRSTRLEN] = {};
+      if ((length != 4 && length != 16) ||
+          inet_ntop(length == 4 ? AF_INET : AF_INET6, ASN1_STRING_get0_data(ip), text,
+                    sizeof text) == nullptr) {
+        out.malformed_ip = true;
+      } else {
+        out.ips.emplace_back(text);
+      }
+    }
+  }
+  return out;
+}
+
+std::string GoHostnameError(X509* cert, const std::string& host) {
+  if (X509_get_ext_by_NID(cert, NID_subject_alt_name, -1) < 0 && CommonName(cert) == host)
+    return "x509: certificate relies on legacy Common Name field, use SANs instead";
+  const AltNames names = AltNamesOf(cert);
+  unsigned char raw[16];
+  const bool is_ip =
+      inet_pton(AF_INET, host.c_str(), raw) == 1 || inet_pton(AF_INET6, host.c_str(), raw) == 1;
+  if (is_ip && names.ips.empty()) {
+    return "x509: cannot validate certificate for " + host +
+           " because it doesn't contain any IP SANs";
+  }
+  const std::string valid = absl::StrJoin(is_ip ? names.ips : names.dns, ", ");
+  if (valid.empty())
+    return "x509: certificate is not valid for any names, but wanted to match " + host;
+  return absl::StrCat("x509: certificate is valid for ", valid, ", not ", host);
 }
 
 void LogRejectedCertificate(std::string_view port, const absl::Status& why) {

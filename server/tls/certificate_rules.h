@@ -41,6 +41,19 @@ bool HasCertificateRules(const TlsFiles& files);
 // is skipped).
 [[nodiscard]] absl::Status CheckPresentedPem(const TlsFiles& files, std::string_view chain_pem);
 
+// A certificate's subject alternative names, in its order: IP addresses as text, DNS names.
+// `malformed_ip` when an IP name is neither 4 nor 16 bytes long.
+struct AltNames {
+  std::vector<std::string> ips;
+  std::vector<std::string> dns;
+  bool malformed_ip = false;
+};
+AltNames AltNamesOf(X509* cert);
+
+// Why `cert` is not valid for the host name or IP address `host`, in Go's words (x509's
+// HostnameError): "x509: certificate is valid for 10.0.0.1, not 10.0.0.2", ...
+std::string GoHostnameError(X509* cert, const std::string& host);
+
 // Logs a refused connection, as etcd logs one ("rejected connection", with the reason).
 void LogRejectedCertificate(std::string_view port, const absl::Status& why);
 

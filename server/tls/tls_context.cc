@@ -25,73 +25,6 @@ int RefusalSlot() {
   return slot;
 }
 
-// Go's words for a certificate that failed verification (x509's errors).
-std::string GoVerifyError(long result);
-
-// What OpenSSL's verification finds, then etcd's rules once it has verified the whole chain (the
-// callback's last call, for the leaf). Any refusal is marked as a rejected certificate, which
-// OpenSSL answers with bad_certificate, as Go's TLS stack answers every failed verification.
-void VerifyAsGoDoes(Context& context, TlsFiles rules, std::string port_name) {
-  context.set_verify_callback([rules = std::move(rules), port_name = std::move(port_name)](
-                                  bool preverified, asio::ssl::verify_context& verify) {
-    X509_STORE_CTX* store = verify.native_handle();
-    auto* ssl =
-        static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
-    auto* slot =
-        ssl == nullptr ? nullptr : static_cast<std::string*>(SSL_get_ex_data(ssl, RefusalSlot()));
-    if (!preverified) {
-      if (slot != nullptr && slot->empty()) {
-        *slot = GoVerifyError(X509_STORE_CTX_get_error(store));
-        if (SSL_is_server(ssl) == 1) *slot = "tls: failed to verify client certificate: " + *slot;
-      }
-      X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED);
-      return false;
-    }
-    if (X509_STORE_CTX_get_error_depth(store) != 0 || !HasCertificateRules(rules)) return true;
-    // The chain the other side sent is what meets the revocation list.
-    std::vector<X509*> presented{X509_STORE_CTX_get_current_cert(store)};
-    if (STACK_OF(X509)* sent = X509_STORE_CTX_get0_untrusted(store)) {
-      for (int i = 0; i < sk_X509_num(sent); ++i) {
-        if (X509_cmp(sk_X509_value(sent, i), presented[0]) != 0)
-          presented.push_back(sk_X509_value(sent, i));
-      }
-    }
-    absl::Status st = CheckPresentedCertificates(rules, presented);
-    if (st.ok()) return true;
-    X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED);
-    if (slot != nullptr) {
-      *slot = std::string(st.message());
-    } else {
-      LogRejectedCertificate(port_name, st);
-    }
-    return false;
-  });
-}
-
-absl::Status UseCipherList(Context& context, const TlsFiles& files) {
-  if (!files.cipher_list.empty() &&
-      SSL_CTX_set_cipher_list(context.native_handle(), files.cipher_list.c_str()) != 1) {
-    return absl::InvalidArgumentError("cannot use the cipher suites " + files.cipher_list);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status UseCertificate(Context& context, const TlsFiles& files) {
-  boost::system::error_code ec;
-  context.use_certificate_chain_file(files.cert_file, ec);
-  if (ec) {
-    return absl::InvalidArgumentError("cannot use certificate " + files.cert_file + ": " +
-                                      ec.message());
-  }
-  context.use_private_key_file(files.key_file, Context::pem, ec);
-  if (ec)
-    return absl::InvalidArgumentError("cannot use key " + files.key_file + ": " + ec.message());
-  return absl::OkStatus();
-}
-
-constexpr auto kTls12AndLater = Context::default_workarounds | Context::no_sslv2 |
-                                Context::no_sslv3 | Context::no_tlsv1 | Context::no_tlsv1_1;
-
 // Go's names of TLS alerts (crypto/tls), which etcd's logs show after "remote error: tls: ".
 std::string GoAlertName(int alert) {
   switch (alert) {
@@ -156,6 +89,7 @@ std::string GoAlertName(int alert) {
   }
 }
 
+// Go's words for a certificate that failed verification (x509's errors).
 std::string GoVerifyError(long result) {
   switch (result) {
     case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
@@ -172,6 +106,85 @@ std::string GoVerifyError(long result) {
       return absl::StrCat("x509: ", X509_verify_cert_error_string(result));
   }
 }
+
+// The host name or IP address a dialler's verification expects (ExpectServerName's).
+std::string ExpectedHost(X509_STORE_CTX* store) {
+  X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(store);
+  if (const char* host = X509_VERIFY_PARAM_get0_host(param, 0); host != nullptr) return host;
+  char* ip = X509_VERIFY_PARAM_get1_ip_asc(param);
+  std::string text = ip != nullptr ? ip : "";
+  OPENSSL_free(ip);
+  return text;
+}
+
+// What OpenSSL's verification finds, then etcd's rules once it has verified the whole chain (the
+// callback's last call, for the leaf). Any refusal is marked as a rejected certificate, which
+// OpenSSL answers with bad_certificate, as Go's TLS stack answers every failed verification.
+void VerifyAsGoDoes(Context& context, TlsFiles rules, std::string port_name) {
+  context.set_verify_callback([rules = std::move(rules), port_name = std::move(port_name)](
+                                  bool preverified, asio::ssl::verify_context& verify) {
+    X509_STORE_CTX* store = verify.native_handle();
+    auto* ssl =
+        static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+    auto* slot =
+        ssl == nullptr ? nullptr : static_cast<std::string*>(SSL_get_ex_data(ssl, RefusalSlot()));
+    if (!preverified) {
+      if (slot != nullptr && slot->empty()) {
+        const int error = X509_STORE_CTX_get_error(store);
+        if (error == X509_V_ERR_HOSTNAME_MISMATCH || error == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+          *slot = GoHostnameError(X509_STORE_CTX_get_current_cert(store), ExpectedHost(store));
+        } else {
+          *slot = GoVerifyError(error);
+        }
+        if (SSL_is_server(ssl) == 1) *slot = "tls: failed to verify client certificate: " + *slot;
+      }
+      X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED);
+      return false;
+    }
+    if (X509_STORE_CTX_get_error_depth(store) != 0 || !HasCertificateRules(rules)) return true;
+    // The chain the other side sent is what meets the revocation list.
+    std::vector<X509*> presented{X509_STORE_CTX_get_current_cert(store)};
+    if (STACK_OF(X509)* sent = X509_STORE_CTX_get0_untrusted(store)) {
+      for (int i = 0; i < sk_X509_num(sent); ++i) {
+        if (X509_cmp(sk_X509_value(sent, i), presented[0]) != 0)
+          presented.push_back(sk_X509_value(sent, i));
+      }
+    }
+    absl::Status st = CheckPresentedCertificates(rules, presented);
+    if (st.ok()) return true;
+    X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED);
+    if (slot != nullptr) {
+      *slot = std::string(st.message());
+    } else {
+      LogRejectedCertificate(port_name, st);
+    }
+    return false;
+  });
+}
+
+absl::Status UseCipherList(Context& context, const TlsFiles& files) {
+  if (!files.cipher_list.empty() &&
+      SSL_CTX_set_cipher_list(context.native_handle(), files.cipher_list.c_str()) != 1) {
+    return absl::InvalidArgumentError("cannot use the cipher suites " + files.cipher_list);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UseCertificate(Context& context, const TlsFiles& files) {
+  boost::system::error_code ec;
+  context.use_certificate_chain_file(files.cert_file, ec);
+  if (ec) {
+    return absl::InvalidArgumentError("cannot use certificate " + files.cert_file + ": " +
+                                      ec.message());
+  }
+  context.use_private_key_file(files.key_file, Context::pem, ec);
+  if (ec)
+    return absl::InvalidArgumentError("cannot use key " + files.key_file + ": " + ec.message());
+  return absl::OkStatus();
+}
+
+constexpr auto kTls12AndLater = Context::default_workarounds | Context::no_sslv2 |
+                                Context::no_sslv3 | Context::no_tlsv1 | Context::no_tlsv1_1;
 
 }  // namespace
 

@@ -191,5 +191,22 @@ TEST_F(CertificateRulesTest, PemChainLeafFirstRepeatSkipped) {
   EXPECT_TRUE(CheckPresentedPem(rules_, "").ok());
 }
 
+TEST(GoHostnameErrorTest, NamesWhatTheCertificateIsValidForAsGoDoes) {
+  EvpKey key = NewKey();
+  X509Cert ips = MakeCert("c", 1, "IP:10.0.0.1,IP:10.0.0.2", key.get());
+  EXPECT_EQ(GoHostnameError(ips.get(), "10.0.0.3"),
+            "x509: certificate is valid for 10.0.0.1, 10.0.0.2, not 10.0.0.3");
+  X509Cert names = MakeCert("c", 2, "DNS:a.example,DNS:b.example", key.get());
+  EXPECT_EQ(GoHostnameError(names.get(), "10.0.0.3"),
+            "x509: cannot validate certificate for 10.0.0.3 because it doesn't contain any IP SANs");
+  EXPECT_EQ(GoHostnameError(names.get(), "c.example"),
+            "x509: certificate is valid for a.example, b.example, not c.example");
+  X509Cert legacy = MakeCert("c.example", 3, "", key.get());
+  EXPECT_EQ(GoHostnameError(legacy.get(), "c.example"),
+            "x509: certificate relies on legacy Common Name field, use SANs instead");
+  EXPECT_EQ(GoHostnameError(legacy.get(), "d.example"),
+            "x509: certificate is not valid for any names, but wanted to match d.example");
+}
+
 }  // namespace
 }  // namespace leasehold::server

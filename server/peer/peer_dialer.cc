@@ -87,6 +87,7 @@ class Tunnel {
       tls().next_layer().async_connect(*endpoint,
                                        [self = shared_from_this()](boost::system::error_code ec) {
                                          if (ec) return self->Fail(ec.message());
+                                         SendWithoutDelay(self->tls().next_layer());
                                          self->Handshake();
                                        });
     }

@@ -44,6 +44,11 @@ absl::StatusOr<PeerEndpoint> PeerEndpointOfUrl(const std::string& url) {
   return PeerEndpoint(results.begin()->endpoint());
 }
 
+void SendWithoutDelay(asio::generic::stream_protocol::socket& socket) {
+  boost::system::error_code ignored;  // a Unix socket has no such option
+  socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+}
+
 std::string IpOfEndpoint(const PeerEndpoint& endpoint) {
   const sockaddr* address = endpoint.data();
   char text[INET6_ADDRSTRLEN] = {};

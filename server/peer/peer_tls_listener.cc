@@ -74,6 +74,7 @@ struct PeerTlsListener::Impl {
       auto& tls = splice_->first();
       boost::system::error_code ec;
       remote_ = tls.next_layer().remote_endpoint(ec);
+      SendWithoutDelay(tls.next_layer());
       KeepRefusalIn(tls.native_handle(), &refusal_);
       timer_.expires_after(kHandshakeTimeout);
       timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {

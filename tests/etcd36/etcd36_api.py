@@ -69,9 +69,10 @@ def main():
 
     def call(method, request=b""):
         # No (de)serializers: the request and the answer are the bytes encoded and decoded here.
-        stub = channel.unary_unary(method)
+        send_raw = channel.unary_unary(method)
         try:
-            return decode(stub(request, timeout=10)), None
+            answer = send_raw(request, timeout=10)
+            return decode(answer), None
         except grpc.RpcError as e:
             return None, "%s %s" % (e.code().name, e.details())
 

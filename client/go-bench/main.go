@@ -12,9 +12,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/bits"
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,7 +34,9 @@ type result struct {
 	OpsPerSec  float64          `json:"ops_per_sec"`
 	Errors     map[string]int64 `json:"errors"`
 	LatencyUs  map[string]int64 `json:"latency_us"`
-	Violations int64            `json:"violations"` // lock-handover: exclusion or revision-order breaches
+	Violations int64            `json:"violations"`          // lock-handover: exclusion or revision-order breaches
+	Puts       int64            `json:"puts,omitempty"`      // watch-fanout: puts accepted
+	Delivered  float64          `json:"delivered,omitempty"` // watch-fanout: share of puts × watchers received
 }
 
 // recorder collects latencies and error counts from many goroutines.
@@ -138,12 +142,66 @@ func lockHandover(endpoint string, clients int, duration time.Duration) result {
 	return r
 }
 
+// histogram counts latencies in buckets of about 3% width (the top five bits of the microseconds
+// below the leading one), so that millions of events a second can be recorded by many goroutines
+// with one atomic add each.
+type histogram struct{ counts [64 * 32]int64 }
+
+func (h *histogram) add(d time.Duration) {
+	us := d.Microseconds()
+	if us < 1 {
+		us = 1
+	}
+	top := bits.Len64(uint64(us)) - 1
+	sub := int64(0)
+	if top >= 5 {
+		sub = (us >> (top - 5)) & 31
+	} else {
+		sub = (us << (5 - top)) & 31
+	}
+	atomic.AddInt64(&h.counts[top*32+int(sub)], 1)
+}
+
+// at returns the latency (µs, the bucket's upper bound) below which a fraction p of the samples lie.
+func (h *histogram) at(p float64) int64 {
+	var total int64
+	for i := range h.counts {
+		total += atomic.LoadInt64(&h.counts[i])
+	}
+	if total == 0 {
+		return 0
+	}
+	want := int64(float64(total-1)*p) + 1
+	var seen int64
+	for i := range h.counts {
+		seen += atomic.LoadInt64(&h.counts[i])
+		if seen >= want {
+			top, sub := uint(i/32), int64(i%32)
+			if top >= 5 {
+				return (32 + sub + 1) << (top - 5)
+			}
+			return (32 + sub + 1) >> (5 - top)
+		}
+	}
+	return 0
+}
+
+// fanoutValue is a put's 32-byte value: its send time (Unix nanoseconds) in decimal, padded.
+func fanoutValue() string {
+	return fmt.Sprintf("%-32d", time.Now().UnixNano())
+}
+
 // watchFanout: `watchers` watchers of one prefix on `streams` gRPC streams spread over `conns`
-// connections; `rate` puts a second for `duration`, each carrying its send time. Latency is from
-// the put's send to each watcher's receipt.
-func watchFanout(endpoint string, watchers, streams, conns int, rate float64, duration time.Duration) result {
+// connections (clientv3 puts every watch of one client on one stream unless their contexts' metadata
+// differ, so each stream gets its own metadata). Puts come from a client of their own: `writers`
+// goroutines putting as fast as the server accepts, or, with writers 0, `rate` puts a second. Each
+// value carries its send time; latency runs from a put's send to each watcher's receipt. After the
+// writes stop the run waits up to `drain` for every event; events/s is what was delivered over the
+// time from the first put to the last receipt.
+func watchFanout(endpoint string, watchers, streams, conns, writers int, rate float64, duration, drain time.Duration) result {
 	rec := &recorder{errors: map[string]int64{}}
-	clients := make([]*clientv3.Client, conns)
+	var hist histogram
+	clients := make([]*clientv3.Client, conns+1) // the last one writes
 	for i := range clients {
 		cli, err := dial(endpoint)
 		if err != nil {
@@ -153,13 +211,13 @@ func watchFanout(endpoint string, watchers, streams, conns int, rate float64, du
 		clients[i] = cli
 		defer cli.Close()
 	}
-	var events int64
+	writer := clients[conns]
+	var events, lastReceipt int64
 	created := make(chan struct{}, watchers)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for w := 0; w < watchers; w++ {
 		stream := w % streams
-		// clientv3 shares one gRPC stream among the watches whose contexts carry the same metadata.
 		wctx := metadata.AppendToOutgoingContext(ctx, "go-bench-stream", strconv.Itoa(stream))
 		ch := clients[stream%conns].Watch(wctx, "go-bench-fanout/", clientv3.WithPrefix(), clientv3.WithCreatedNotify())
 		go func() {
@@ -170,13 +228,14 @@ func watchFanout(endpoint string, watchers, streams, conns int, rate float64, du
 				}
 				received := time.Now()
 				for _, ev := range resp.Events {
-					sent, err := strconv.ParseInt(string(ev.Kv.Value), 10, 64)
+					sent, err := strconv.ParseInt(strings.TrimSpace(string(ev.Kv.Value)), 10, 64)
 					if err != nil {
 						continue
 					}
-					rec.ok(received.Sub(time.Unix(0, sent)))
-					atomic.AddInt64(&events, 1)
+					hist.add(received.Sub(time.Unix(0, sent)))
 				}
+				atomic.AddInt64(&events, int64(len(resp.Events)))
+				atomic.StoreInt64(&lastReceipt, received.UnixNano())
 			}
 		}()
 	}
@@ -184,22 +243,51 @@ func watchFanout(endpoint string, watchers, streams, conns int, rate float64, du
 		<-created
 	}
 	start := time.Now()
-	puts := int(rate * duration.Seconds())
-	for p := 0; p < puts; p++ {
-		due := start.Add(time.Duration(float64(p) / rate * float64(time.Second)))
-		time.Sleep(time.Until(due))
-		if _, err := clients[0].Put(context.Background(), "go-bench-fanout/key", strconv.FormatInt(time.Now().UnixNano(), 10)); err != nil {
+	var puts int64
+	put := func(key string) {
+		if _, err := writer.Put(context.Background(), key, fanoutValue()); err != nil {
 			rec.fail("put", err)
+			return
+		}
+		atomic.AddInt64(&puts, 1)
+	}
+	if writers > 0 {
+		var wg sync.WaitGroup
+		for i := 0; i < writers; i++ {
+			wg.Add(1)
+			go func(key string) {
+				defer wg.Done()
+				for time.Since(start) < duration {
+					put(key)
+				}
+			}(fmt.Sprintf("go-bench-fanout/%d", i))
+		}
+		wg.Wait()
+	} else {
+		for p := 0; p < int(rate*duration.Seconds()); p++ {
+			time.Sleep(time.Until(start.Add(time.Duration(float64(p) / rate * float64(time.Second)))))
+			put("go-bench-fanout/key")
 		}
 	}
-	// Let the last put reach every watcher (or give up after 10 s).
-	for wait := time.Now().Add(10 * time.Second); atomic.LoadInt64(&events) < int64(puts*watchers) && time.Now().Before(wait); {
+	expected := atomic.LoadInt64(&puts) * int64(watchers)
+	for wait := time.Now().Add(drain); atomic.LoadInt64(&events) < expected && time.Now().Before(wait); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if missing := int64(puts*watchers) - atomic.LoadInt64(&events); missing > 0 {
-		rec.fail("missing events", fmt.Errorf("%d of %d events never arrived", missing, puts*watchers))
+	delivered := atomic.LoadInt64(&events)
+	if missing := expected - delivered; missing > 0 {
+		rec.fail("missing events", fmt.Errorf("%d of %d events never arrived within %v", missing, expected, drain))
 	}
-	return rec.report("watch-fanout", atomic.LoadInt64(&events), time.Since(start))
+	span := time.Duration(atomic.LoadInt64(&lastReceipt) - start.UnixNano())
+	if span <= 0 {
+		span = time.Since(start)
+	}
+	r := rec.report("watch-fanout", delivered, span)
+	r.LatencyUs = map[string]int64{"p50": hist.at(0.5), "p90": hist.at(0.9), "p99": hist.at(0.99), "p999": hist.at(0.999), "max": hist.at(1)}
+	r.Puts = atomic.LoadInt64(&puts)
+	if expected > 0 {
+		r.Delivered = float64(delivered) / float64(expected)
+	}
+	return r
 }
 
 func main() {
@@ -209,7 +297,9 @@ func main() {
 	watchers := flag.Int("watchers", 10000, "watch-fanout: watchers of the prefix")
 	streams := flag.Int("streams", 10000, "watch-fanout: gRPC watch streams they share")
 	conns := flag.Int("conns", 16, "watch-fanout: connections the streams share")
-	rate := flag.Float64("rate", 1, "watch-fanout: puts per second")
+	rate := flag.Float64("rate", 1, "watch-fanout: puts per second (when --writers is 0)")
+	writers := flag.Int("writers", 0, "watch-fanout: goroutines putting as fast as accepted (0: --rate)")
+	drain := flag.Duration("drain", 15*time.Second, "watch-fanout: how long to wait for the last events once writes stop")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: leasehold-go-bench lock-handover|watch-fanout [flags]")
 		flag.PrintDefaults()
@@ -225,7 +315,7 @@ func main() {
 	case "lock-handover":
 		r = lockHandover(*endpoint, *clients, *duration)
 	case "watch-fanout":
-		r = watchFanout(*endpoint, *watchers, *streams, *conns, *rate, *duration)
+		r = watchFanout(*endpoint, *watchers, *streams, *conns, *writers, *rate, *duration, *drain)
 	default:
 		flag.Usage()
 		os.Exit(2)

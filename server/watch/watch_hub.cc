@@ -58,7 +58,16 @@ WatchHub::WatchHub(storage::StateMachine* state_machine, absl::Duration progress
     : state_machine_(state_machine),
       fan_out_(static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency())))),
       published_revision_(state_machine->revision()),
-      progress_interval_ms_(std::max<int64_t>(1, absl::ToInt64Milliseconds(progress_interval))) {}
+      progress_interval_ms_(std::max<int64_t>(1, absl::ToInt64Milliseconds(progress_interval))),
+      fan_out_thread_([this] { FanOutLoop(); }) {}
+
+WatchHub::~WatchHub() {
+  {
+    absl::MutexLock lock(&backlog_mu_);
+    stopping_ = true;
+  }
+  fan_out_thread_.join();
+}
 
 int64_t WatchHub::published_revision() const {
   absl::MutexLock lock(&mu_);
@@ -163,31 +172,113 @@ std::vector<std::pair<size_t, size_t>> SinkRuns(const std::vector<W*>& watchers)
 
 void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revision,
                        const std::function<void()>& midway) {
-  bool all_served = true;
-  // A group of more revisions than one response may hold goes the per-watcher way, in pieces.
-  const SharedEvents shared(events);
-  const SharedEvents* shareable =
-      RevisionCount(events) <= kMaxRevisionsPerResponse ? &shared : nullptr;
+  bool busy;
   {
-    absl::MutexLock lock(&mu_);
-    const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
-    int served = 0;
-    for (const auto& [begin, end] : SinkRuns(watchers)) {
-      if (served == kStreamsServedFirst) {
-        all_served = false;
-        break;
+    absl::MutexLock lock(&backlog_mu_);
+    busy = fanning_out_;
+    if (busy) HandOverLocked(events, revision);
+  }
+  if (!busy) {
+    // A group of more revisions than one response may hold goes the per-watcher way, in pieces.
+    const SharedEvents shared(events);
+    const SharedEvents* shareable =
+        RevisionCount(events) <= kMaxRevisionsPerResponse ? &shared : nullptr;
+    bool all_served = true;
+    {
+      absl::MutexLock lock(&mu_);
+      const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
+      int served = 0;
+      for (const auto& [begin, end] : SinkRuns(watchers)) {
+        if (served == kStreamsServedFirst) {
+          all_served = false;
+          break;
+        }
+        if (ServeLocked(watchers, begin, end, events, shareable, revision)) ++served;
       }
-      if (ServeLocked(watchers, begin, end, events, shareable, revision)) ++served;
+      if (all_served) published_revision_ = std::max(published_revision_, revision);
     }
-    if (all_served) published_revision_ = revision;
+    // The rest go from the fan-out thread: those served above have moved their next_revision past
+    // these events, so Matches skips them there.
+    if (!all_served) {
+      absl::MutexLock lock(&backlog_mu_);
+      HandOverLocked(events, revision);
+    }
   }
   // Without the lock: answering may lead to calls into the hub.
   midway();
-  if (all_served) return;
-  absl::MutexLock lock(&mu_);
-  // The watchers of these keys again, as they are now: those served above, and watchers added or
-  // caught up meanwhile (from history up to the earlier published revision), have moved their
-  // next_revision past what they got, so Matches skips it; cancelled ones are gone.
+}
+
+void WatchHub::HandOverLocked(const std::vector<mvccpb::Event>& events, int64_t revision) {
+  if (!backlog_overflowed_) {
+    size_t bytes = 0;
+    for (const auto& e : events) bytes += e.ByteSizeLong();
+    if (backlog_bytes_ + bytes > kMaxBacklogBytes) {
+      backlog_.clear();
+      backlog_bytes_ = 0;
+      backlog_overflowed_ = true;
+    } else {
+      backlog_.insert(backlog_.end(), events.begin(), events.end());
+      backlog_bytes_ += bytes;
+    }
+  }
+  backlog_revision_ = std::max(backlog_revision_, revision);
+  handed_ = true;
+  fanning_out_ = true;
+}
+
+void WatchHub::FanOutLoop() {
+  while (true) {
+    std::vector<mvccpb::Event> events;
+    int64_t revision = 0;
+    bool resync = false;
+    {
+      absl::MutexLock lock(&backlog_mu_);
+      backlog_mu_.Await(absl::Condition(
+          +[](WatchHub* hub) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            return hub->handed_ || hub->stopping_;
+          },
+          this));
+      if (stopping_) return;
+      // Whole revisions from the front, at most kMaxRevisionsPerRound of them.
+      size_t take = 0;
+      while (take < backlog_.size() && backlog_[take].kv().mod_revision() -
+                                               backlog_.front().kv().mod_revision() <
+                                           kMaxRevisionsPerRound) {
+        ++take;
+      }
+      resync = backlog_overflowed_;
+      if (resync || take == backlog_.size()) {
+        events.swap(backlog_);
+        revision = backlog_revision_;
+        backlog_.clear();
+        backlog_bytes_ = 0;
+        backlog_overflowed_ = false;
+        handed_ = false;
+      } else {
+        const auto end = backlog_.begin() + static_cast<std::ptrdiff_t>(take);
+        events.assign(std::make_move_iterator(backlog_.begin()), std::make_move_iterator(end));
+        backlog_.erase(backlog_.begin(), end);
+        for (const auto& e : events) backlog_bytes_ -= std::min(backlog_bytes_, e.ByteSizeLong());
+        revision = events.back().kv().mod_revision();
+      }
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      if (resync) {
+        ResyncLocked(revision);
+      } else {
+        ServeAllLocked(events, revision);
+      }
+    }
+    absl::MutexLock lock(&backlog_mu_);
+    if (!handed_) fanning_out_ = false;
+  }
+}
+
+void WatchHub::ServeAllLocked(const std::vector<mvccpb::Event>& events, int64_t revision) {
+  const SharedEvents shared(events);
+  const SharedEvents* shareable =
+      RevisionCount(events) <= kMaxRevisionsPerResponse ? &shared : nullptr;
   const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
   const std::vector<std::pair<size_t, size_t>> runs = SinkRuns(watchers);
   // Sinks are disjoint, so chunks of them can be served in parallel; we hold mu_ throughout.
@@ -197,7 +288,8 @@ void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revisio
                    ServeLocked(watchers, runs[i].first, runs[i].second, events, shareable,
                                revision);
                });
-  published_revision_ = revision;
+  // A resync may have moved it further meanwhile: it never goes back.
+  published_revision_ = std::max(published_revision_, revision);
 }
 
 WatchHub::Delivery WatchHub::DeliverMatchingLocked(Watcher& w,
@@ -238,18 +330,22 @@ bool WatchHub::ServeLocked(const std::vector<Watcher*>& watchers, size_t begin, 
 
 // The lagging watchers of one stream usually missed the same events: a put watched thousands of
 // times over one stream fills it, and most of its watchers are caught up later. Each distinct
-// history (start, range) is read from the store once per catch-up, and encoded once for those
-// watchers that take all of it.
+// piece of history (start, range) is read from the store once per catch-up, and encoded once for
+// the watchers that take all of it.
 struct WatchHub::ReplayCache {
   struct Entry {
     std::vector<mvccpb::Event> events;
-    std::unique_ptr<SharedEvents> shared;  // set when the events fit in one response
+    std::unique_ptr<SharedEvents> shared;
   };
   // Node-based: SharedEvents holds a reference to its entry's events.
   absl::node_hash_map<std::tuple<int64_t, std::string, std::string>, Entry> entries;
 };
 
-WatchHub::Replayed WatchHub::ReplayLocked(Watcher& w, ReplayCache* cache) {
+WatchHub::Replayed WatchHub::ReplayPieceLocked(Watcher& w, ReplayCache* cache) {
+  // At most kMaxRevisionsPerResponse store revisions, so the piece is one response, and the same
+  // piece for every watcher of the range that stands at the same revision.
+  const int64_t to =
+      std::min(published_revision_, w.next_revision + kMaxRevisionsPerResponse - 1);
   ReplayCache::Entry uncached;
   ReplayCache::Entry* read = &uncached;
   bool fresh = true;
@@ -260,24 +356,22 @@ WatchHub::Replayed WatchHub::ReplayLocked(Watcher& w, ReplayCache* cache) {
     read = &cached->second;
   }
   if (fresh) {
-    absl::Status st = state_machine_->History(w.next_revision, published_revision_, w.spec.key,
-                                              w.spec.range_end, true, &read->events);
+    absl::Status st =
+        state_machine_->History(w.next_revision, to, w.spec.key, w.spec.range_end, true,
+                                &read->events);
     if (!st.ok()) {
       if (cache != nullptr) cache->entries.erase(cached);
       LogWarn("watch history replay failed", {{"error", st.ToString()}});
       return Replayed::kFailed;
     }
-    if (cache != nullptr && !read->events.empty() &&
-        RevisionCount(read->events) <= kMaxRevisionsPerResponse) {
-      read->shared = std::make_unique<SharedEvents>(read->events);
-    }
+    if (!read->events.empty()) read->shared = std::make_unique<SharedEvents>(read->events);
   }
   if (DeliverMatchingLocked(w, read->events, read->shared.get(), published_revision_) ==
       Delivery::kRefused) {
     return Replayed::kSinkFull;
   }
-  w.next_revision = published_revision_ + 1;
-  return Replayed::kAll;
+  w.next_revision = to + 1;
+  return to == published_revision_ ? Replayed::kAll : Replayed::kPartly;
 }
 
 absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* current_revision,
@@ -295,7 +389,10 @@ absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* curr
       *compact_revision = compacted;
       return absl::OutOfRangeError("etcdserver: mvcc: required revision has been compacted");
     }
-    if (ReplayLocked(w, nullptr) != Replayed::kAll) w.lagging = true;
+    Replayed replayed;
+    while ((replayed = ReplayPieceLocked(w, nullptr)) == Replayed::kPartly) {
+    }
+    if (replayed != Replayed::kAll) w.lagging = true;
   }
   auto [it, added] = watchers_[sink].try_emplace(spec.watch_id, std::move(w));
   if (!added) {  // a stream reuses a watch id only once its watcher is gone; never two under one id
@@ -387,7 +484,19 @@ void WatchHub::CatchUp(WatchSink* sink) {
 
 void WatchHub::Resync(int64_t revision) {
   absl::MutexLock lock(&mu_);
-  published_revision_ = revision;
+  {
+    // What was handed over is at or below `revision`, in history: the catch-up covers it.
+    absl::MutexLock backlog_lock(&backlog_mu_);
+    backlog_.clear();
+    backlog_bytes_ = 0;
+    backlog_overflowed_ = false;
+    handed_ = false;
+  }
+  ResyncLocked(revision);
+}
+
+void WatchHub::ResyncLocked(int64_t revision) {
+  published_revision_ = std::max(published_revision_, revision);
   for (auto& [sink, watchers] : watchers_) {
     for (auto& [id, w] : watchers) w.lagging = true;
     CatchUpLocked(sink, watchers);
@@ -396,7 +505,7 @@ void WatchHub::Resync(int64_t revision) {
 
 void WatchHub::CatchUpLocked(WatchSink* sink, SinkWatchers& watchers) {
   const int64_t compacted = state_machine_->compacted_revision();
-  ReplayCache cache;
+  std::vector<Watcher*> lagging;
   for (auto w = watchers.begin(); w != watchers.end();) {
     if (w->second.lagging && w->second.next_revision < compacted) {
       // What it missed is gone; etcd cancels such a watcher with the compact revision too.
@@ -405,13 +514,34 @@ void WatchHub::CatchUpLocked(WatchSink* sink, SinkWatchers& watchers) {
       watchers.erase(w++);
       continue;
     }
-    if (w->second.lagging) {
-      const Replayed replayed = ReplayLocked(w->second, &cache);
-      // A full sink calls again once it has room: reading more history for it now would be wasted.
-      if (replayed == Replayed::kSinkFull) return;
-      if (replayed == Replayed::kAll) w->second.lagging = false;
-    }
+    if (w->second.lagging) lagging.push_back(&w->second);
     ++w;
+  }
+  // Furthest behind first, a piece each per round: the stream's watchers advance together (so
+  // they keep sharing pieces), and none waits while others are served again and again.
+  std::sort(lagging.begin(), lagging.end(), [](const Watcher* a, const Watcher* b) {
+    return std::tie(a->next_revision, a->spec.watch_id) <
+           std::tie(b->next_revision, b->spec.watch_id);
+  });
+  while (!lagging.empty()) {
+    ReplayCache cache;  // per round: the next round's pieces start further on
+    std::vector<Watcher*> behind;
+    for (Watcher* w : lagging) {
+      switch (ReplayPieceLocked(*w, &cache)) {
+        case Replayed::kSinkFull:
+          // It calls again once it has room: reading more history for it now would be wasted.
+          return;
+        case Replayed::kAll:
+          w->lagging = false;
+          break;
+        case Replayed::kPartly:
+          behind.push_back(w);
+          break;
+        case Replayed::kFailed:  // stays lagging, tried again at the sink's next call
+          break;
+      }
+    }
+    lagging.swap(behind);
   }
 }
 

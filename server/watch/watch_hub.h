@@ -13,6 +13,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -94,13 +95,20 @@ class WatchHub {
   // `progress_interval`: etcd's --experimental-watch-progress-notify-interval.
   WatchHub(storage::StateMachine* state_machine, absl::Duration progress_interval);
 
-  // Called by the apply thread after the group holding these events has been flushed; `revision` is
-  // the store revision after the group. Serves the first few streams with a matching watcher, then
-  // calls `midway` (without the hub's lock held), then serves the others. So a lock waiter hears of
-  // its predecessor's deletion before the deleter's answer goes out, and a write watched by
-  // thousands is not answered only after all of them. published_revision() moves to `revision`
-  // once every stream is served: until then a created, cancelled or progress response may name the
-  // earlier revision (a lower bound, never a promise of events a watcher has not had).
+  // Stops the fan-out thread; what it had still to send is dropped.
+  ~WatchHub();
+
+  // Called by one thread (the one answering writes) after the group holding these events has been
+  // flushed; `revision` is the store revision after the group. When no earlier group is still
+  // being fanned out, serves the first few streams with a matching watcher at once (so a lock
+  // waiter hears of its predecessor's deletion before the deleter's answer goes out) and hands the
+  // others to the fan-out thread; otherwise hands all of it over, to go out with the groups
+  // waiting before it, each watcher getting one response for all of them. Then calls `midway`
+  // (without the hub's lock held) and returns: a write watched by thousands is not answered only
+  // after all of them, and the next write's answer does not wait for this one's fan-out.
+  // published_revision() moves to `revision` once every stream is served: until then a created,
+  // cancelled or progress response may name an earlier revision (a lower bound, never a promise
+  // of events a watcher has not had).
   void Publish(const std::vector<mvccpb::Event>& events, int64_t revision,
                const std::function<void()>& midway);
 
@@ -116,7 +124,8 @@ class WatchHub {
   // Replays what the sink's lagging watchers missed, now that it has room again.
   void CatchUp(WatchSink* sink);
   // The store jumped to `revision` without publishing the events in between (this member installed
-  // a snapshot): every watcher is caught up from history, or told it was compacted away.
+  // a snapshot): every watcher is caught up from history, or told it was compacted away. Called by
+  // the thread that calls Publish.
   void Resync(int64_t revision);
 
   // A stream has opened: its progress ticker starts now (see NotifyProgress). RemoveAll stops it.
@@ -174,23 +183,45 @@ class WatchHub {
   Delivery DeliverMatchingLocked(Watcher& w, const std::vector<mvccpb::Event>& events,
                                  const SharedEvents* shared, int64_t revision)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  enum class Replayed { kAll, kSinkFull, kFailed };
-  // History already read by one catch-up (defined in the .cc).
+  enum class Replayed { kAll, kPartly, kSinkFull, kFailed };
+  // History already read by one round of a catch-up (defined in the .cc).
   struct ReplayCache;
-  // Delivers history [w.next_revision, published_revision_] to `w`, reading it through `cache`
-  // when one is given. kSinkFull: the sink refused a response; kFailed: history could not be read.
-  Replayed ReplayLocked(Watcher& w, ReplayCache* cache) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Delivers to `w` the next piece of the history it missed, [w.next_revision,
+  // published_revision_], at most kMaxRevisionsPerResponse revisions long, reading it through
+  // `cache` when one is given. kAll: it is caught up; kPartly: more is to come; kSinkFull: the
+  // sink refused the piece; kFailed: history could not be read.
+  Replayed ReplayPieceLocked(Watcher& w, ReplayCache* cache) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers `events` (ascending) to `w` in responses of at most kMaxRevisionsPerResponse
   // revisions, with header revision `revision`. False when the sink refused one; what went before
   // it counts as delivered.
   bool SendLocked(Watcher& w, std::vector<mvccpb::Event> events, int64_t revision)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Replays the lagging watchers of one sink (dropping those whose history was compacted), until
-  // the sink is full again; the rest wait for its next call.
+  // Serves every stream watching the keys of `events` (one group, or several published while the
+  // fan-out was busy), then moves published_revision_ to `revision`.
+  void ServeAllLocked(const std::vector<mvccpb::Event>& events, int64_t revision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds a group to what the fan-out thread is to send (or, past kMaxBacklogBytes, notes that it
+  // is to catch every watcher up from history instead).
+  void HandOverLocked(const std::vector<mvccpb::Event>& events, int64_t revision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(backlog_mu_);
+  // Every watcher is caught up from history to `revision` (Resync).
+  void ResyncLocked(int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The fan-out thread: serves what Publish handed over, a round at a time, until the hub stops.
+  void FanOutLoop();
+  // Replays the lagging watchers of one sink (dropping those whose history was compacted), a piece
+  // each per round, furthest behind first, until the sink is full again; the rest wait for its next
+  // call.
   void CatchUpLocked(WatchSink* sink, SinkWatchers& watchers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // A round takes at most this many revisions from the backlog, so that its events stay one
+  // shared response per watcher.
+  static constexpr int64_t kMaxRevisionsPerRound = kMaxRevisionsPerResponse;
+  // Past this size the backlog's events are dropped and every watcher is caught up from history
+  // instead (where they also are): memory stays bounded when writes outrun the fan-out.
+  static constexpr size_t kMaxBacklogBytes = 64 << 20;
+
   storage::StateMachine* const state_machine_;
-  // Publish hands each stream its responses from a few threads at once: with thousands of streams,
+  // A round hands each stream its responses from a few threads at once: with thousands of streams,
   // one thread doing every StartWrite (each a socket write) would be the fan-out's bottleneck.
   ParallelFor fan_out_;
   mutable absl::Mutex mu_;
@@ -210,6 +241,19 @@ class WatchHub {
   absl::flat_hash_map<WatchSink*, ProgressTicker> tickers_ ABSL_GUARDED_BY(mu_);
   std::set<std::pair<int64_t, WatchSink*>> tickers_by_due_ ABSL_GUARDED_BY(mu_);
   absl::BitGen jitter_ ABSL_GUARDED_BY(mu_);
+  // What Publish handed to the fan-out thread and it has not taken yet. Lock order: mu_, then
+  // backlog_mu_; the fan-out thread never holds both.
+  absl::Mutex backlog_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::vector<mvccpb::Event> backlog_ ABSL_GUARDED_BY(backlog_mu_);
+  int64_t backlog_revision_ ABSL_GUARDED_BY(backlog_mu_) = 0;
+  size_t backlog_bytes_ ABSL_GUARDED_BY(backlog_mu_) = 0;
+  bool backlog_overflowed_ ABSL_GUARDED_BY(backlog_mu_) = false;  // events dropped: resync
+  bool handed_ ABSL_GUARDED_BY(backlog_mu_) = false;  // the backlog holds work not yet taken
+  // From a hand-over until the fan-out thread finds nothing left after a round: while set, Publish
+  // serves nothing itself (a stream could otherwise get a group before an earlier one).
+  bool fanning_out_ ABSL_GUARDED_BY(backlog_mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(backlog_mu_) = false;
+  std::thread fan_out_thread_;  // last: starts once everything it uses is built
 };
 
 }  // namespace leasehold::server

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <sched.h>
+
 #include "absl/synchronization/notification.h"
 
 namespace leasehold::server {
@@ -137,6 +139,12 @@ void StreamQueues::RequestNext() {
 }
 
 void StreamQueues::Serve(grpc::CompletionQueue* queue) {
+  // Every write completes here, one wake-up each. As a normal thread, each woken one took the core
+  // from the thread writing the next stream's response (a watch fan-out writes thousands in a row):
+  // two context switches per response, half the time of a 10,000-stream fan-out. A batch thread
+  // never preempts at wake-up; it runs when a core is free or at the next tick.
+  sched_param param{};
+  sched_setscheduler(0, SCHED_BATCH, &param);
   void* tag = nullptr;
   bool ok = false;
   while (queue->Next(&tag, &ok)) {

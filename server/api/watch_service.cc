@@ -61,7 +61,7 @@ void WatchService::Start() {
         std::string cert_user =
             member_->config().client_cert_auth ? CertUserOf(context) : std::string();
         return new WatchStream(call, member_, hub_, require_leader, AuthTokenOf(context),
-                               std::move(cert_user));
+                               std::move(cert_user), context.peer());
       });
 }
 

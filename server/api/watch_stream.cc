@@ -9,14 +9,15 @@
 namespace leasehold::server {
 
 WatchStream::WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader,
-                         std::string auth_token, std::string cert_user)
+                         std::string auth_token, std::string cert_user,
+                         std::string_view connection)
     : AsyncBidiReactor(call),
       member_(member),
       hub_(hub),
       require_leader_(require_leader),
       auth_token_(std::move(auth_token)),
       cert_user_(std::move(cert_user)) {
-  hub_->OpenStream(this);
+  hub_->OpenStream(this, connection);
   StartRead(&request_bytes_);
 }
 

@@ -26,9 +26,10 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
   // leader" when this member loses its leader for a while, so the client moves to another member
   // instead of waiting in silence. `auth_token`: the stream's token (etcd's v3 auth), checked with
   // each watch created on it; `cert_user`: its client certificate's common name
-  // (Member::AuthenticatedUser).
+  // (Member::AuthenticatedUser); `connection`: the client's address (gRPC's peer), which names
+  // its connection.
   WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader,
-              std::string auth_token, std::string cert_user);
+              std::string auth_token, std::string cert_user, std::string_view connection);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;

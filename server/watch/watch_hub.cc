@@ -148,7 +148,7 @@ std::vector<WatchHub::Watcher*> WatchHub::WatchersOfKeysLocked(
     });
   }
   std::sort(found.begin(), found.end(), [](const Watcher* a, const Watcher* b) {
-    return std::tie(a->sink, a) < std::tie(b->sink, b);
+    return std::tie(a->connection, a->sink, a) < std::tie(b->connection, b->sink, b);
   });
   return found;
 }
@@ -379,6 +379,7 @@ absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* curr
   absl::MutexLock lock(&mu_);
   *current_revision = published_revision_;
   Watcher w{spec, sink, spec.start_revision > 0 ? spec.start_revision : published_revision_ + 1};
+  if (auto it = connection_of_.find(sink); it != connection_of_.end()) w.connection = it->second;
   if (spec.before_first && state_machine_->compacted_revision() > 0) {
     *compact_revision = state_machine_->compacted_revision();
     return absl::OutOfRangeError("etcdserver: mvcc: required revision has been compacted");
@@ -425,8 +426,9 @@ int64_t SteadyMs() {
 }
 }  // namespace
 
-void WatchHub::OpenStream(WatchSink* sink) {
+void WatchHub::OpenStream(WatchSink* sink, std::string_view connection) {
   absl::MutexLock lock(&mu_);
+  connection_of_[sink] = std::hash<std::string_view>()(connection);
   const int64_t period =
       progress_interval_ms_ + absl::Uniform<int64_t>(jitter_, 0, progress_interval_ms_ / 10 + 1);
   const int64_t due = SteadyMs() + period;
@@ -466,6 +468,7 @@ void WatchHub::NotifyNoLeader() {
 
 void WatchHub::RemoveAll(WatchSink* sink) {
   absl::MutexLock lock(&mu_);
+  connection_of_.erase(sink);
   if (auto ticker = tickers_.find(sink); ticker != tickers_.end()) {
     tickers_by_due_.erase({ticker->second.due_ms, sink});
     tickers_.erase(ticker);

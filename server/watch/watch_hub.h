@@ -13,6 +13,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -128,8 +129,11 @@ class WatchHub {
   // the thread that calls Publish.
   void Resync(int64_t revision);
 
-  // A stream has opened: its progress ticker starts now (see NotifyProgress). RemoveAll stops it.
-  void OpenStream(WatchSink* sink);
+  // A stream has opened on the client connection named `connection` (any text naming it): its
+  // progress ticker starts now (see NotifyProgress). RemoveAll stops it. A fan-out serves the
+  // streams of one connection one after another, so that a client reading them is woken once for
+  // many rather than once for each.
+  void OpenStream(WatchSink* sink, std::string_view connection);
   // etcd's progress notifications, from one ticker per stream started when the stream opened, each
   // with a period of the interval plus up to a tenth of it at random (streams opened together do
   // not all fire together). For each stream whose ticker is due, sends a progress notification to
@@ -156,7 +160,8 @@ class WatchHub {
   struct Watcher {
     WatchSpec spec;
     WatchSink* sink;
-    int64_t next_revision;  // events below this were delivered (or precede the start)
+    int64_t next_revision;
+    size_t connection = 0;  // the sink's connection (hashed), by which a fan-out orders sinks  // events below this were delivered (or precede the start)
     bool lagging = false;
     bool idle = true;        // no event sent since the last progress notification
     uint64_t collected = 0;  // the last WatchersOfKeysLocked call that listed it
@@ -167,7 +172,7 @@ class WatchHub {
   using SinkWatchers = absl::node_hash_map<int64_t, Watcher>;
   bool Matches(const Watcher& w, const mvccpb::Event& event) const;
   // The watchers whose range holds the key of one of `events`, each once, those of one sink next to
-  // each other.
+  // each other and the sinks of one connection next to each other.
   std::vector<Watcher*> WatchersOfKeysLocked(const std::vector<mvccpb::Event>& events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sends each of `watchers` (not lagging; all of one sink) the events it matches and has not had
@@ -239,6 +244,7 @@ class WatchHub {
   };
   const int64_t progress_interval_ms_;
   absl::flat_hash_map<WatchSink*, ProgressTicker> tickers_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<WatchSink*, size_t> connection_of_ ABSL_GUARDED_BY(mu_);  // OpenStream's
   std::set<std::pair<int64_t, WatchSink*>> tickers_by_due_ ABSL_GUARDED_BY(mu_);
   absl::BitGen jitter_ ABSL_GUARDED_BY(mu_);
   // What Publish handed to the fan-out thread and it has not taken yet. Lock order: mu_, then

@@ -14,6 +14,11 @@ def median(values):
     return statistics.median(values) if values else float("nan")
 
 
+def cpu(us):
+    """CPU per operation: whole microseconds, or two decimals below ten (a watch event's)."""
+    return f"{us:.2f}" if us < 10 else f"{us:.0f}"
+
+
 def main():
     path, command, repeats, duration = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     rows = [json.loads(line) for line in open(path) if line.strip()]
@@ -42,8 +47,17 @@ def main():
                f"first; medians shown. Ratio = Leasehold / etcd (throughput: higher is better).")
     out.append("- server CPU is the server processes' user+system time per operation (all members), the steadier figure "
                "on a shared machine.\n")
-    out.append("| workload | etcd ops/s | Leasehold ops/s | ratio | etcd p99 ms | Leasehold p99 ms | etcd CPU µs/op | Leasehold CPU µs/op |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    # The Go client's watch cases also say how much of what was written arrived, and how much memory
+    # the server took (peak resident, the loaded member).
+    wide = client == "go"
+    if wide:
+        out.append("- watch cases: ops are events delivered (one per watcher per put) over the time from the first put "
+                   "to the last receipt; p99 is delivery latency (put sent to event received); delivered is the share "
+                   "of puts sent × watchers received within 15 s of the writes' end; server CPU runs from the first put to "
+                   "the end (the watchers' set-up left out); RSS is the server's peak.\n")
+    out.append("| workload | etcd ops/s | Leasehold ops/s | ratio | etcd p99 ms | Leasehold p99 ms | etcd CPU µs/op | Leasehold CPU µs/op |"
+               + (" etcd delivered | Leasehold delivered | etcd RSS MiB | Leasehold RSS MiB |" if wide else ""))
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|---:|" if wide else ""))
     extras = []
     for case in order:
         servers = by_case[case]
@@ -66,12 +80,20 @@ def main():
             rs = servers[s]
             ops = median([r["ops_per_sec"] for r in rs])
             p99 = median([r["latency_us"]["p99"] / 1000 for r in rs])
-            cpu = median([r["server_cpu_s"] * 1e6 / r["ops"] for r in rs if r["ops"]])
+            cpu_us = median([r["server_cpu_s"] * 1e6 / r["ops"] for r in rs if r["ops"]])
             errors = sum(sum(r["errors"].values()) for r in rs)
-            stats[s] = (ops, p99, cpu, errors)
-        (eo, ep, ec, ee), (lo, lp, lc, le) = stats["etcd"], stats["leasehold"]
+            delivered = median([r["delivered"] for r in rs if "delivered" in r])
+            rss = median([r["peak_rss_kb"] / 1024 for r in rs if "peak_rss_kb" in r])
+            stats[s] = (ops, p99, cpu_us, errors, delivered, rss)
+        (eo, ep, ec, ee, ed, er), (lo, lp, lc, le, ld, lr) = stats["etcd"], stats["leasehold"]
         note = "" if ee + le == 0 else f" (errors: etcd {ee}, Leasehold {le})"
-        out.append(f"| {case}{note} | {eo:.0f} | {lo:.0f} | **{lo / eo:.2f}x** | {ep:.1f} | {lp:.1f} | {ec:.0f} | {lc:.0f} |")
+        row = f"| {case}{note} | {eo:.0f} | {lo:.0f} | **{lo / eo:.2f}x** | {ep:.1f} | {lp:.1f} | {cpu(ec)} | {cpu(lc)} |"
+        if wide:
+            if case.startswith("watch"):
+                row += f" {ed:.1%} | {ld:.1%} | {er:.0f} | {lr:.0f} |"
+            else:
+                row += f" | | {er:.0f} | {lr:.0f} |"
+        out.append(row)
     if extras:
         out.append("\n| other | etcd | Leasehold | ratio |")
         out.append("|---|---|---|---:|")

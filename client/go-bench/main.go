@@ -36,7 +36,30 @@ type result struct {
 	LatencyUs  map[string]int64 `json:"latency_us"`
 	Violations int64            `json:"violations"`          // lock-handover: exclusion or revision-order breaches
 	Puts       int64            `json:"puts,omitempty"`      // watch-fanout: puts accepted
-	Delivered  float64          `json:"delivered,omitempty"` // watch-fanout: share of puts × watchers received
+	Delivered  float64          `json:"delivered,omitempty"` // watch-fanout: share of puts sent × watchers received
+	// watch-fanout with --server-pids: the server's CPU from the first put to the end, its
+	// watchers' set-up left out.
+	ServerCPUSeconds float64 `json:"server_cpu_s,omitempty"`
+}
+
+// serverCPU is the user and system time of the given processes so far, in seconds (Linux's
+// /proc/PID/stat, in clock ticks of 1/100 s).
+func serverCPU(pids []int) float64 {
+	var ticks int64
+	for _, pid := range pids {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces: count fields from after its closing parenthesis.
+		fields := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+		if len(fields) > 12 {
+			utime, _ := strconv.ParseInt(fields[11], 10, 64)
+			stime, _ := strconv.ParseInt(fields[12], 10, 64)
+			ticks += utime + stime
+		}
+	}
+	return float64(ticks) / 100
 }
 
 // recorder collects latencies and error counts from many goroutines.
@@ -194,11 +217,11 @@ func fanoutValue() string {
 // watchFanout: `watchers` watchers of one prefix on `streams` gRPC streams spread over `conns`
 // connections (clientv3 puts every watch of one client on one stream unless their contexts' metadata
 // differ, so each stream gets its own metadata). Puts come from a client of their own: `writers`
-// goroutines putting as fast as the server accepts, or, with writers 0, `rate` puts a second. Each
-// value carries its send time; latency runs from a put's send to each watcher's receipt. After the
-// writes stop the run waits up to `drain` for every event; events/s is what was delivered over the
-// time from the first put to the last receipt.
-func watchFanout(endpoint string, watchers, streams, conns, writers int, rate float64, duration, drain time.Duration) result {
+// goroutines putting as fast as the server accepts, or, with writers 0, `rate` puts a second offered
+// (each sent at its time, answered or not). Each value carries its send time; latency runs from a
+// put's send to each watcher's receipt. After the writes stop the run waits up to `drain` for every
+// event; events/s is what was delivered over the time from the first put to the last receipt.
+func watchFanout(endpoint string, watchers, streams, conns, writers int, rate float64, duration, drain time.Duration, serverPids []int) result {
 	rec := &recorder{errors: map[string]int64{}}
 	var hist histogram
 	clients := make([]*clientv3.Client, conns+1) // the last one writes
@@ -242,9 +265,13 @@ func watchFanout(endpoint string, watchers, streams, conns, writers int, rate fl
 	for i := 0; i < watchers; i++ {
 		<-created
 	}
+	cpuBefore := serverCPU(serverPids)
 	start := time.Now()
-	var puts int64
+	// A put whose answer was lost (a timeout) may still have been applied: events are expected for
+	// every put sent, so one that never arrives counts as missing.
+	var puts, sent int64
 	put := func(key string) {
+		atomic.AddInt64(&sent, 1)
 		if _, err := writer.Put(context.Background(), key, fanoutValue()); err != nil {
 			rec.fail("put", err)
 			return
@@ -264,12 +291,20 @@ func watchFanout(endpoint string, watchers, streams, conns, writers int, rate fl
 		}
 		wg.Wait()
 	} else {
+		// Offered, not closed-loop: each put leaves at its time whether or not earlier ones were
+		// answered, so a slow server does not lower the rate it is asked to carry.
+		var wg sync.WaitGroup
 		for p := 0; p < int(rate*duration.Seconds()); p++ {
 			time.Sleep(time.Until(start.Add(time.Duration(float64(p) / rate * float64(time.Second)))))
-			put("go-bench-fanout/key")
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				put("go-bench-fanout/key")
+			}()
 		}
+		wg.Wait()
 	}
-	expected := atomic.LoadInt64(&puts) * int64(watchers)
+	expected := atomic.LoadInt64(&sent) * int64(watchers)
 	for wait := time.Now().Add(drain); atomic.LoadInt64(&events) < expected && time.Now().Before(wait); {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -282,6 +317,9 @@ func watchFanout(endpoint string, watchers, streams, conns, writers int, rate fl
 		span = time.Since(start)
 	}
 	r := rec.report("watch-fanout", delivered, span)
+	if len(serverPids) > 0 {
+		r.ServerCPUSeconds = serverCPU(serverPids) - cpuBefore
+	}
 	r.LatencyUs = map[string]int64{"p50": hist.at(0.5), "p90": hist.at(0.9), "p99": hist.at(0.99), "p999": hist.at(0.999), "max": hist.at(1)}
 	r.Puts = atomic.LoadInt64(&puts)
 	if expected > 0 {
@@ -300,6 +338,7 @@ func main() {
 	rate := flag.Float64("rate", 1, "watch-fanout: puts per second (when --writers is 0)")
 	writers := flag.Int("writers", 0, "watch-fanout: goroutines putting as fast as accepted (0: --rate)")
 	drain := flag.Duration("drain", 15*time.Second, "watch-fanout: how long to wait for the last events once writes stop")
+	pidList := flag.String("server-pids", "", "watch-fanout: the server's process ids (comma-separated), whose CPU to report")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: leasehold-go-bench lock-handover|watch-fanout [flags]")
 		flag.PrintDefaults()
@@ -310,12 +349,18 @@ func main() {
 	}
 	workload := os.Args[1]
 	flag.CommandLine.Parse(os.Args[2:])
+	var serverPids []int
+	for _, p := range strings.Split(*pidList, ",") {
+		if pid, err := strconv.Atoi(strings.TrimSpace(p)); err == nil {
+			serverPids = append(serverPids, pid)
+		}
+	}
 	var r result
 	switch workload {
 	case "lock-handover":
 		r = lockHandover(*endpoint, *clients, *duration)
 	case "watch-fanout":
-		r = watchFanout(*endpoint, *watchers, *streams, *conns, *writers, *rate, *duration, *drain)
+		r = watchFanout(*endpoint, *watchers, *streams, *conns, *writers, *rate, *duration, *drain, serverPids)
 	default:
 		flag.Usage()
 		os.Exit(2)

@@ -51,8 +51,8 @@ void WatchStream::OnReadDone(bool ok) {
       HandleCancel(request_.cancel_request().watch_id());
       break;
     case etcdserverpb::WatchRequest::kProgressRequest:
-      // A progress notification: no events, watch id -1, the current revision.
-      Enqueue(Response(-1, hub_->published_revision()));
+      // A progress notification: no events, watch id -1, the revision every watcher has reached.
+      hub_->RequestProgress(this);
       break;
     case etcdserverpb::WatchRequest::REQUEST_UNION_NOT_SET:
       break;
@@ -249,6 +249,8 @@ void WatchStream::Progress(int64_t watch_id, int64_t revision) {
   if (queue_.size() >= kMaxQueued) return;  // a later notification will do
   EnqueueLocked(Response(watch_id, revision));
 }
+
+void WatchStream::RequestedProgress(int64_t revision) { Enqueue(Response(-1, revision)); }
 
 void WatchStream::Compacted(int64_t watch_id, int64_t compact_revision) {
   absl::MutexLock lock(&mu_);

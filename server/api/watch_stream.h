@@ -39,6 +39,7 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
   bool Deliver(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision) override;
   bool DeliverShared(const WatchSpec& spec, const SharedEvents& events, int64_t revision) override;
   void Progress(int64_t watch_id, int64_t revision) override;
+  void RequestedProgress(int64_t revision) override;
   void Compacted(int64_t watch_id, int64_t compact_revision) override;
   void NoLeader() override;
 

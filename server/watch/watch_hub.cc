@@ -342,6 +342,8 @@ struct WatchHub::ReplayCache {
 };
 
 WatchHub::Replayed WatchHub::ReplayPieceLocked(Watcher& w, ReplayCache* cache) {
+  // Already has everything published (it was served ahead of the fan-out: Publish's first streams).
+  if (w.next_revision > published_revision_) return Replayed::kAll;
   // At most kMaxRevisionsPerResponse store revisions, so the piece is one response, and the same
   // piece for every watcher of the range that stands at the same revision.
   const int64_t to =
@@ -461,6 +463,19 @@ absl::Duration WatchHub::NotifyProgress() {
   return absl::Milliseconds(next - now);
 }
 
+void WatchHub::RequestProgress(WatchSink* sink) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = watchers_.find(sink); it != watchers_.end()) {
+    for (const auto& [id, w] : it->second) {
+      if (w.lagging) {
+        progress_requested_.insert(sink);
+        return;
+      }
+    }
+  }
+  sink->RequestedProgress(published_revision_);
+}
+
 void WatchHub::NotifyNoLeader() {
   absl::MutexLock lock(&mu_);
   for (auto& [sink, watchers] : watchers_) sink->NoLeader();
@@ -469,6 +484,7 @@ void WatchHub::NotifyNoLeader() {
 void WatchHub::RemoveAll(WatchSink* sink) {
   absl::MutexLock lock(&mu_);
   connection_of_.erase(sink);
+  progress_requested_.erase(sink);
   if (auto ticker = tickers_.find(sink); ticker != tickers_.end()) {
     tickers_by_due_.erase({ticker->second.due_ms, sink});
     tickers_.erase(ticker);
@@ -546,6 +562,12 @@ void WatchHub::CatchUpLocked(WatchSink* sink, SinkWatchers& watchers) {
     }
     lagging.swap(behind);
   }
+  // Every watcher of the sink is caught up (a failed history read leaves one lagging, and the
+  // request waiting).
+  for (const auto& [id, w] : watchers) {
+    if (w.lagging) return;
+  }
+  if (progress_requested_.erase(sink) > 0) sink->RequestedProgress(published_revision_);
 }
 
 }  // namespace leasehold::server

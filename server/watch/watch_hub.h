@@ -1,8 +1,9 @@
-// Fan-out of applied changes to watchers. The apply thread publishes each group's events once they
-// are flushed; every watcher whose range and filters match receives them, one response per watcher
-// per group, never splitting a revision. A watcher that starts in the past is first replayed from
-// the store's history; a watcher whose stream cannot keep up is marked lagging and later caught up
-// from history (as etcd's unsynced watchers are), so one slow client never holds back the others.
+// Fan-out of applied changes to watchers. Each group's events are published once they are flushed;
+// every watcher whose range and filters match receives them, in responses that never split a
+// revision: one per watcher per round of the hub's fan-out thread, which sends together the groups
+// published while it was busy. A watcher that starts in the past is first replayed from the store's
+// history; a watcher whose stream cannot keep up is marked lagging and later caught up from history
+// (as etcd's unsynced watchers are), so one slow client never holds back the others.
 //
 // Thread-safe. Lock order: the hub's lock, then a sink's own lock; sinks never call into the hub
 // while holding their lock.
@@ -23,6 +24,7 @@
 #include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/random/random.h"
 #include "absl/status/status.h"
@@ -85,6 +87,9 @@ class WatchSink {
   // Tells the client that every event up to `revision` was sent. May be dropped when the sink is
   // full.
   virtual void Progress(int64_t watch_id, int64_t revision) = 0;
+  // Answers the client's progress request (watch id -1): every watcher of the stream has had every
+  // event up to `revision`. Never dropped.
+  virtual void RequestedProgress(int64_t revision) = 0;
   // The watcher is gone: what it still had to see was compacted away. Tell the client.
   virtual void Compacted(int64_t watch_id, int64_t compact_revision) = 0;
   // This member has had no leader for a while; a stream whose client requires one ends.
@@ -141,6 +146,10 @@ class WatchHub {
   // previous tick. So a new watch hears nothing for at least an interval, as with etcd. Returns how
   // long until the next ticker is due (at most an interval).
   absl::Duration NotifyProgress();
+  // The client of `sink` asked for a progress notification: answered at once when every watcher
+  // of the sink is caught up, otherwise as soon as the last lagging one is, so that it never names
+  // a revision whose events a watcher has yet to get (etcd 3.4.25 and 3.5.8 defer it alike).
+  void RequestProgress(WatchSink* sink);
   // Tells every sink that this member has been without a leader (etcd's require-leader streams).
   void NotifyNoLeader();
 
@@ -245,6 +254,8 @@ class WatchHub {
   const int64_t progress_interval_ms_;
   absl::flat_hash_map<WatchSink*, ProgressTicker> tickers_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<WatchSink*, size_t> connection_of_ ABSL_GUARDED_BY(mu_);  // OpenStream's
+  // Sinks whose progress request waits for their lagging watchers (RequestProgress).
+  absl::flat_hash_set<WatchSink*> progress_requested_ ABSL_GUARDED_BY(mu_);
   std::set<std::pair<int64_t, WatchSink*>> tickers_by_due_ ABSL_GUARDED_BY(mu_);
   absl::BitGen jitter_ ABSL_GUARDED_BY(mu_);
   // What Publish handed to the fan-out thread and it has not taken yet. Lock order: mu_, then

@@ -3,13 +3,14 @@
 //   leasehold-faults --binary PATH [--nodes 3|5] [--time SECONDS] [--seed N]
 //                    [--nemesis kill,truncate,pause,partition,loss|all] [--out DIR] [--preload
 //                    PATH]
-//                    [--serializable-reads]
+//                    [--serializable-reads] [--drop-a-watch-event]
 //
 // Starts the cluster (network namespaces), runs the workloads and the nemesis for --time seconds,
 // heals, restarts every member one at a time, reads everything back, runs the checkers, prints the
 // summary and writes the report to --out. The fault schedule and the clients' choices follow from
 // --seed. --serializable-reads makes the register reads etcd's serializable ones, which may be
-// stale: the checker must then find anomalies (how to see that it can). Exit status: 0 no anomaly,
+// stale: the checker must then find anomalies (how to see that it can); --drop-a-watch-event has a
+// watcher lose one event it received, which the watch checker must find. Exit status: 0 no anomaly,
 // 1 anomalies, 2 usage, 77 namespaces unavailable (skipped).
 #include <signal.h>
 
@@ -43,13 +44,15 @@ struct Flags {
   double time_s = 60;
   uint64_t seed = 1;
   bool serializable_reads = false;
+  bool drop_a_watch_event = false;
 };
 
 int Usage(const std::string& why) {
   std::fprintf(stderr,
                "leasehold-faults: %s\nusage: leasehold-faults --binary PATH [--nodes N] [--time S] "
                "[--seed N] "
-               "[--nemesis kinds|all] [--out DIR] [--preload PATH] [--serializable-reads]\n",
+               "[--nemesis kinds|all] [--out DIR] [--preload PATH] [--serializable-reads] "
+               "[--drop-a-watch-event]\n",
                why.c_str());
   return 2;
 }
@@ -62,6 +65,10 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     const std::string value = i + 1 < argc ? argv[i + 1] : "";
     bool ok = true;
+    if (arg == "--drop-a-watch-event") {  // a flag without a value
+      flags.drop_a_watch_event = true;
+      continue;
+    }
     if (arg == "--serializable-reads") {  // a flag without a value
       flags.serializable_reads = true;
       continue;
@@ -137,6 +144,7 @@ int main(int argc, char** argv) {
   lf::WorkloadOptions workload_options;
   workload_options.seed = flags.seed;
   workload_options.serializable_reads = flags.serializable_reads;
+  workload_options.drop_a_watch_event = flags.drop_a_watch_event;
   nemesis_options.lease_ttl_s = workload_options.lease_ttl_s;
   lf::Workloads workloads(endpoints, workload_options, &clock, &recorder);
   std::vector<std::string> blob_endpoints;
@@ -179,6 +187,7 @@ int main(int argc, char** argv) {
   workloads.VerifyAcknowledged("after every member restarted");
   workloads.FinalRegisterReads();
   const std::vector<lf::AcceptedWrite> fenced_log = workloads.ReadFencedLog();
+  const std::vector<lf::WatchedEvent> watch_history = workloads.ReadWatchHistory();
 
   const auto check_start = std::chrono::steady_clock::now();
   lf::Verdicts verdicts;
@@ -192,6 +201,7 @@ int main(int argc, char** argv) {
     verdicts.fence = lf::CheckFencedRegister(recorder.fenced, fenced_log);
     std::lock_guard blob_lock(blob_record.mu);
     verdicts.blob = lf::CheckBlobLeases(blob_record.holdings, blob_record.writes);
+    verdicts.watch = lf::CheckWatches(recorder.watches, watch_history);
     for (std::string& a : recorder.anomalies) other.push_back(std::move(a));
     verdicts.other_anomalies = std::move(other);
     verdicts.operations = static_cast<int64_t>(

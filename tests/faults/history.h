@@ -68,6 +68,33 @@ struct BlobWrite {
   bool stale = false;  // sent after the client's own lease had run out
 };
 
+// A watch event as a watcher received it (with its prev_kv, when the server sent one).
+struct WatchedEvent {
+  int64_t revision = 0;  // the kv's mod_revision
+  std::string key;
+  bool put = true;  // or a delete
+  std::string value;
+  int64_t create_revision = 0;
+  int64_t version = 0;
+  bool has_prev = false;
+  std::string prev_value;
+  int64_t prev_mod_revision = 0;
+};
+
+// What one watcher of every key received, across the streams it resumed on (each resumed at the
+// revision after the last event or progress notification it had), in the order received.
+struct WatchLog {
+  int watcher = 0;
+  int64_t start_revision = 1;
+  struct Item {
+    bool progress = false;  // a progress notification at `progress_revision`, else `event`
+    int64_t progress_revision = 0;
+    WatchedEvent event;
+  };
+  std::vector<Item> items;
+  int streams = 0;  // streams opened (a resume after a member failed or lost its leader)
+};
+
 struct FaultWindow {
   std::string kind;     // kill, pause, partition, loss, ...
   std::string targets;  // human-readable: which members, which cut

@@ -125,6 +125,11 @@ std::string SummaryText(const Verdicts& v, const Recorder& r) {
       &out,
       "blob leases: %d holdings, %d writes accepted, %d writes with a run-out lease refused\n",
       v.blob.holdings, v.blob.writes_accepted, v.blob.stale_refused);
+  absl::StrAppendFormat(&out,
+                        "watches: %d events and %d progress notifications received over %d "
+                        "streams, checked against a history of %d events\n",
+                        v.watch.events, v.watch.progress, v.watch.streams,
+                        v.watch.history_events);
   absl::StrAppendFormat(&out, "checkers took %.2f s\n", v.check_seconds);
   absl::StrAppendFormat(&out, "anomalies: %d\n", v.anomalies());
   if (!v.linearizability.linearizable) {
@@ -134,7 +139,8 @@ std::string SummaryText(const Verdicts& v, const Recorder& r) {
       absl::StrAppend(&out, "    ", Describe(op), "\n");
   }
   for (const auto* list :
-       {&v.leases.anomalies, &v.fence.anomalies, &v.blob.anomalies, &v.other_anomalies}) {
+       {&v.leases.anomalies, &v.fence.anomalies, &v.blob.anomalies, &v.watch.anomalies,
+        &v.other_anomalies}) {
     int shown = 0;
     for (const std::string& a : *list) {
       if (++shown > 20) {

@@ -19,6 +19,7 @@ struct Verdicts {
   LeaseCheck leases;
   FenceCheck fence;
   BlobCheck blob;
+  WatchCheck watch;
   std::vector<std::string> other_anomalies;  // acknowledged writes, leaders, final reads
   int64_t operations = 0;
   int64_t faults = 0;
@@ -26,7 +27,8 @@ struct Verdicts {
   int64_t anomalies() const {
     return (linearizability.linearizable ? 0 : 1) +
            static_cast<int64_t>(leases.anomalies.size() + fence.anomalies.size() +
-                                blob.anomalies.size() + other_anomalies.size());
+                                blob.anomalies.size() + watch.anomalies.size() +
+                                other_anomalies.size());
   }
 };
 

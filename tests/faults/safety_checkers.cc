@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -191,6 +192,104 @@ std::vector<std::string> MissingAcknowledged(
     }
   }
   return anomalies;
+}
+
+namespace {
+
+bool SameEvent(const WatchedEvent& a, const WatchedEvent& b) {
+  return a.revision == b.revision && a.key == b.key && a.put == b.put && a.value == b.value &&
+         a.create_revision == b.create_revision && a.version == b.version &&
+         a.has_prev == b.has_prev && a.prev_value == b.prev_value &&
+         a.prev_mod_revision == b.prev_mod_revision;
+}
+
+std::string Describe(const WatchedEvent& e) {
+  return absl::StrFormat("%s of %s at revision %d", e.put ? "put" : "delete",
+                         absl::CHexEscape(e.key), e.revision);
+}
+
+// The history's own consistency (see CheckWatches).
+void CheckHistory(const std::vector<WatchedEvent>& history, std::vector<std::string>* anomalies) {
+  struct Version {
+    int64_t mod_revision, create_revision, version;
+    std::string value;
+  };
+  absl::flat_hash_map<std::string, Version> live;
+  int64_t last_revision = 0;
+  constexpr size_t kMaxReported = 5;
+  auto report = [&](std::string what) {
+    if (anomalies->size() < kMaxReported) anomalies->push_back(std::move(what));
+  };
+  for (const WatchedEvent& e : history) {
+    if (e.revision < last_revision)
+      report(absl::StrCat("history: ", Describe(e), " comes after revision ", last_revision));
+    last_revision = e.revision;
+    auto it = live.find(e.key);
+    const bool existed = it != live.end();
+    if (e.has_prev != existed ||
+        (existed && (e.prev_value != it->second.value ||
+                     e.prev_mod_revision != it->second.mod_revision))) {
+      report(absl::StrCat("history: the prev_kv of ", Describe(e),
+                          " is not the key's previous version"));
+    }
+    if (!e.put) {
+      if (!existed) report(absl::StrCat("history: ", Describe(e), " deletes no key"));
+      live.erase(e.key);
+      continue;
+    }
+    const int64_t version = existed ? it->second.version + 1 : 1;
+    const int64_t created = existed ? it->second.create_revision : e.revision;
+    if (e.version != version || e.create_revision != created) {
+      report(absl::StrFormat("history: %s has version %d and create_revision %d, not %d and %d",
+                             Describe(e), e.version, e.create_revision, version, created));
+    }
+    live[e.key] = {e.revision, e.create_revision, e.version, e.value};
+  }
+}
+
+}  // namespace
+
+WatchCheck CheckWatches(const std::vector<WatchLog>& logs,
+                        const std::vector<WatchedEvent>& history) {
+  WatchCheck check;
+  check.history_events = static_cast<int64_t>(history.size());
+  CheckHistory(history, &check.anomalies);
+  for (const WatchLog& log : logs) {
+    check.streams += log.streams;
+    // The next event the watcher must receive. After a first mismatch the rest of its log is out
+    // of step with the history: one anomaly per watcher.
+    size_t next = static_cast<size_t>(
+        std::lower_bound(history.begin(), history.end(), log.start_revision,
+                         [](const WatchedEvent& e, int64_t r) { return e.revision < r; }) -
+        history.begin());
+    for (const WatchLog::Item& item : log.items) {
+      if (item.progress) {
+        ++check.progress;
+        if (next < history.size() && history[next].revision <= item.progress_revision) {
+          check.anomalies.push_back(absl::StrFormat(
+              "watcher %d: a progress notification at revision %d came before the %s",
+              log.watcher, item.progress_revision, Describe(history[next])));
+          break;
+        }
+        continue;
+      }
+      ++check.events;
+      if (next >= history.size()) {
+        check.anomalies.push_back(absl::StrFormat("watcher %d received a %s the history lacks",
+                                                  log.watcher, Describe(item.event)));
+        break;
+      }
+      if (!SameEvent(item.event, history[next])) {
+        check.anomalies.push_back(absl::StrFormat(
+            "watcher %d received the %s where the history has the %s next (a gap, a duplicate, "
+            "a reordering or different contents)",
+            log.watcher, Describe(item.event), Describe(history[next])));
+        break;
+      }
+      ++next;
+    }
+  }
+  return check;
 }
 
 }  // namespace leasehold::faults

@@ -48,6 +48,23 @@ struct FenceCheck {
 FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes,
                                const std::vector<AcceptedWrite>& log);
 
+struct WatchCheck {
+  std::vector<std::string> anomalies;
+  int64_t history_events = 0;  // in the history read at the end
+  int64_t events = 0;          // received by the watchers
+  int64_t progress = 0;        // progress notifications they received
+  int64_t streams = 0;         // streams they opened (resumes included)
+};
+
+// `history`: every event from the first revision, as a watch read it at the end.
+// - The history agrees with itself: revisions never decrease; each event's prev_kv is the key's
+//   previous version in it (none for a key being created); a put's version counts up from 1 under
+//   one create_revision; only an existing key is deleted.
+// - Each watcher received the history from its start revision, in order, up to where it stopped:
+//   no gap, no duplicate, nothing reordered, the same keys, values, versions and prev_kv.
+// - A progress notification at revision r came after every event at or below r (never ahead).
+WatchCheck CheckWatches(const std::vector<WatchLog>& logs, const std::vector<WatchedEvent>& history);
+
 struct BlobCheck {
   std::vector<std::string> anomalies;
   int64_t holdings = 0;

@@ -113,5 +113,73 @@ TEST(AcknowledgedWrites, MissingOnlyIfAcknowledgedBeforeTheRead) {
   EXPECT_EQ(MissingAcknowledged(acked, {"a"}, 6, "x").size(), 1u);
 }
 
+// A history of three revisions: a created, a updated, a deleted.
+std::vector<WatchedEvent> ThreeRevisions() {
+  WatchedEvent created{2, "a", true, "1", 2, 1, false, "", 0};
+  WatchedEvent updated{3, "a", true, "2", 2, 2, true, "1", 2};
+  WatchedEvent deleted{4, "a", false, "", 0, 0, true, "2", 3};
+  return {created, updated, deleted};
+}
+
+WatchLog Received(std::vector<WatchedEvent> events) {
+  WatchLog log;
+  log.watcher = 7;
+  log.streams = 1;
+  for (auto& e : events) {
+    WatchLog::Item item;
+    item.event = std::move(e);
+    log.items.push_back(std::move(item));
+  }
+  return log;
+}
+
+WatchLog::Item ProgressAt(int64_t revision) {
+  WatchLog::Item item;
+  item.progress = true;
+  item.progress_revision = revision;
+  return item;
+}
+
+TEST(WatchChecker, TheWholeHistoryInOrderIsClean) {
+  const auto history = ThreeRevisions();
+  WatchLog log = Received(history);
+  log.items.insert(log.items.begin() + 1, ProgressAt(2));
+  const WatchCheck check = CheckWatches({log}, history);
+  EXPECT_TRUE(check.anomalies.empty());
+  EXPECT_EQ(check.events, 3);
+  EXPECT_EQ(check.progress, 1);
+  // A watcher that stopped early, or that started later, has nothing missing.
+  EXPECT_TRUE(CheckWatches({Received({history[0]})}, history).anomalies.empty());
+  WatchLog late = Received({history[2]});
+  late.start_revision = 4;
+  EXPECT_TRUE(CheckWatches({late}, history).anomalies.empty());
+}
+
+TEST(WatchChecker, AGapADuplicateOrAReorderingIsAnAnomaly) {
+  const auto history = ThreeRevisions();
+  EXPECT_EQ(CheckWatches({Received({history[0], history[2]})}, history).anomalies.size(), 1u);
+  EXPECT_EQ(CheckWatches({Received({history[0], history[0]})}, history).anomalies.size(), 1u);
+  EXPECT_EQ(CheckWatches({Received({history[1], history[0]})}, history).anomalies.size(), 1u);
+  WatchedEvent wrong_prev = history[1];
+  wrong_prev.prev_value = "0";
+  EXPECT_EQ(CheckWatches({Received({history[0], wrong_prev})}, history).anomalies.size(), 1u);
+}
+
+TEST(WatchChecker, AProgressNotificationAheadOfAnEventIsAnAnomaly) {
+  const auto history = ThreeRevisions();
+  WatchLog log = Received({history[0]});
+  log.items.push_back(ProgressAt(3));  // revision 3's event has not come yet
+  EXPECT_EQ(CheckWatches({log}, history).anomalies.size(), 1u);
+}
+
+TEST(WatchChecker, AHistoryThatDisagreesWithItselfIsAnAnomaly) {
+  auto history = ThreeRevisions();
+  history[1].prev_mod_revision = 1;  // not the key's previous version
+  EXPECT_FALSE(CheckWatches({}, history).anomalies.empty());
+  history = ThreeRevisions();
+  history[1].version = 1;  // the second version of the key
+  EXPECT_FALSE(CheckWatches({}, history).anomalies.empty());
+}
+
 }  // namespace
 }  // namespace leasehold::faults

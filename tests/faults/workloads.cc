@@ -32,6 +32,7 @@ class Members {
       lease.push_back(etcdserverpb::Lease::NewStub(channel));
       lock.push_back(v3lockpb::Lock::NewStub(channel));
       maintenance.push_back(etcdserverpb::Maintenance::NewStub(channel));
+      watch.push_back(etcdserverpb::Watch::NewStub(channel));
     }
   }
   int size() const { return static_cast<int>(kv.size()); }
@@ -39,6 +40,7 @@ class Members {
   std::vector<std::unique_ptr<etcdserverpb::Lease::Stub>> lease;
   std::vector<std::unique_ptr<v3lockpb::Lock::Stub>> lock;
   std::vector<std::unique_ptr<etcdserverpb::Maintenance::Stub>> maintenance;
+  std::vector<std::unique_ptr<etcdserverpb::Watch::Stub>> watch;
 };
 
 namespace {
@@ -72,6 +74,37 @@ int64_t KeepAliveOnce(etcdserverpb::Lease::Stub* stub, int64_t id) {
 
 std::string Token(int64_t token) { return absl::StrFormat("%020d", token); }
 
+WatchedEvent ToWatchedEvent(const mvccpb::Event& e) {
+  WatchedEvent w;
+  w.revision = e.kv().mod_revision();
+  w.key = e.kv().key();
+  w.put = e.type() == mvccpb::Event::PUT;
+  w.value = e.kv().value();
+  w.create_revision = e.kv().create_revision();
+  w.version = e.kv().version();
+  w.has_prev = e.has_prev_kv();
+  w.prev_value = e.prev_kv().value();
+  w.prev_mod_revision = e.prev_kv().mod_revision();
+  return w;
+}
+
+// A watch of every key from `start_revision`, with prev_kv.
+etcdserverpb::WatchRequest WatchEverything(int64_t start_revision) {
+  etcdserverpb::WatchRequest request;
+  auto* create = request.mutable_create_request();
+  create->set_key(std::string(1, '\0'));
+  create->set_range_end(std::string(1, '\0'));
+  create->set_start_revision(start_revision);
+  create->set_prev_kv(true);
+  return request;
+}
+
+etcdserverpb::WatchRequest ProgressRequest() {
+  etcdserverpb::WatchRequest request;
+  request.mutable_progress_request();
+  return request;
+}
+
 }  // namespace
 
 Workloads::Workloads(std::vector<std::string> endpoints, WorkloadOptions options,
@@ -93,6 +126,8 @@ void Workloads::Start() {
   if (options_.lease_workers > 0) threads_.emplace_back([this] { LeaseObserver(); });
   for (int i = 0; i < options_.lock_workers; ++i)
     threads_.emplace_back([this, i] { LockWorker(i); });
+  for (int i = 0; i < options_.watch_workers; ++i)
+    threads_.emplace_back([this, i] { WatchWorker(i); });
 }
 
 void Workloads::Stop() {
@@ -514,6 +549,107 @@ void Workloads::FinalRegisterReads() {
       recorder_->registers.push_back(op);
     }
   }
+}
+
+void Workloads::WatchWorker(int worker) {
+  WatchLog log;
+  log.watcher = worker;
+  int64_t next = log.start_revision;  // the revision to resume at
+  int node = worker % members_->size();
+  int received = 0;
+  while (!stop_) {
+    ++log.streams;
+    grpc::ClientContext context;
+    // As etcdctl watch does: a member that loses its leader ends the stream, and the watcher moves.
+    context.AddMetadata("hasleader", "true");
+    auto stream = members_->watch[node]->Watch(&context);
+    std::atomic<int64_t> heard_ns{clock_->Now()};
+    std::atomic<bool> done{false};
+    const bool sent = stream->Write(WatchEverything(next));
+    // Asks for progress twice a second (the only writer from here on); gives the stream up when the
+    // member stays silent (paused, cut off) for 3 s, or when the campaign stops.
+    std::thread pacer([&] {
+      while (sent && !done && !stop_ && clock_->Now() - heard_ns.load() < 3'000'000'000LL) {
+        SleepMs(500);
+        if (!stream->Write(ProgressRequest())) break;
+      }
+      context.TryCancel();
+    });
+    if (sent) {
+      etcdserverpb::WatchResponse response;
+      while (stream->Read(&response)) {
+        heard_ns = clock_->Now();
+        if (response.canceled()) break;
+        if (response.created()) continue;
+        if (response.events_size() == 0) {  // a progress notification
+          WatchLog::Item item;
+          item.progress = true;
+          item.progress_revision = response.header().revision();
+          log.items.push_back(item);
+          next = std::max(next, item.progress_revision + 1);
+          continue;
+        }
+        for (const auto& e : response.events()) {
+          ++received;
+          next = std::max(next, e.kv().mod_revision() + 1);
+          if (options_.drop_a_watch_event && worker == 0 && received == 10) continue;
+          WatchLog::Item item;
+          item.event = ToWatchedEvent(e);
+          log.items.push_back(std::move(item));
+        }
+      }
+    }
+    done = true;
+    context.TryCancel();
+    pacer.join();
+    (void)stream->Finish();
+    node = (node + 1) % members_->size();
+  }
+  std::lock_guard lock(recorder_->mu);
+  recorder_->watches.push_back(std::move(log));
+}
+
+std::vector<WatchedEvent> Workloads::ReadWatchHistory() {
+  for (int attempt = 0; attempt < 3 * members_->size(); ++attempt) {
+    const int node = attempt % members_->size();
+    // The current revision, linearizably: the history must reach it.
+    etcdserverpb::RangeResponse current;
+    {
+      grpc::ClientContext context;
+      Deadline(&context, 5.0);
+      etcdserverpb::RangeRequest request;
+      request.set_key(std::string(1, '\0'));
+      request.set_range_end(std::string(1, '\0'));
+      request.set_count_only(true);
+      if (!members_->kv[node]->Range(&context, request, &current).ok()) {
+        SleepMs(500);
+        continue;
+      }
+    }
+    const int64_t target = current.header().revision();
+    grpc::ClientContext context;
+    Deadline(&context, 20.0);
+    auto stream = members_->watch[node]->Watch(&context);
+    std::vector<WatchedEvent> history;
+    bool complete = target <= 1;
+    // Complete once an event or a progress notification reaches the target (a progress request is
+    // answered once the replay is out).
+    if (stream->Write(WatchEverything(1)) && stream->Write(ProgressRequest())) {
+      etcdserverpb::WatchResponse response;
+      while (!complete && stream->Read(&response)) {
+        for (const auto& e : response.events()) history.push_back(ToWatchedEvent(e));
+        const bool progress = response.events_size() == 0 && !response.created();
+        complete = (!history.empty() && history.back().revision >= target) ||
+                   (progress && response.header().revision() >= target);
+      }
+    }
+    context.TryCancel();
+    (void)stream->Finish();
+    if (complete) return history;
+  }
+  std::lock_guard lock(recorder_->mu);
+  recorder_->anomalies.push_back("no member answered a watch of the whole history");
+  return {};
 }
 
 int Workloads::Leader(const std::vector<int>& candidates) {

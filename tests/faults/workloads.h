@@ -5,7 +5,10 @@
 //  - leases: grant, attach a key, renew for a while, then revoke or abandon; an observer reads
 //    which keys exist (checked for lease safety and liveness);
 //  - fenced lock: etcd's Lock, then writes to a register that refuses lower fencing tokens, with
-//    holders that stall past their lease's TTL (checked: stale tokens refused, no overlap).
+//    holders that stall past their lease's TTL (checked: stale tokens refused, no overlap);
+//  - watches: watchers of every key from the first revision, with prev_kv, asking for progress
+//    notifications and resuming on another member when theirs fails (checked against the history
+//    read at the end: in order, no gap, no duplicate, progress never ahead of events).
 // Thread-safe: workers run on their own threads and share the Recorder.
 #pragma once
 
@@ -43,6 +46,7 @@ struct Recorder {
   std::vector<LeaseLife> leases;
   std::vector<LeaseObservation> lease_observations;
   std::vector<FencedWrite> fenced;
+  std::vector<WatchLog> watches;
   std::vector<LatencySample> samples;
   std::vector<FaultWindow> faults;
   std::vector<std::string> anomalies;  // found while running (acknowledged writes after a fault)
@@ -56,11 +60,15 @@ struct WorkloadOptions {
   int set_workers = 1;
   int lease_workers = 4;
   int lock_workers = 4;
+  int watch_workers = 2;
   int64_t lease_ttl_s = 3;
   uint64_t seed = 1;
   // Register reads served from the member's own state (etcd's serializable reads), which may be
   // stale: not linearizable, so a campaign with it shows the checker catching real anomalies.
   bool serializable_reads = false;
+  // The first watcher drops one event it received, so a campaign with it shows the watch checker
+  // finding a gap.
+  bool drop_a_watch_event = false;
 };
 
 class Members;  // per-member gRPC stubs (workloads.cc)
@@ -80,6 +88,9 @@ class Workloads {
   // Reads each register's final value (recorded as ordinary reads), and the fenced register's log.
   std::vector<AcceptedWrite> ReadFencedLog();
   void FinalRegisterReads();
+  // Every event from the first revision to the current one, read through a watch on a member that
+  // answers (empty, with an anomaly recorded, when none does).
+  std::vector<WatchedEvent> ReadWatchHistory();
   // Index of the member leading, or -1 when none of the given ones answers with a leader.
   int Leader(const std::vector<int>& candidates);
 
@@ -89,6 +100,7 @@ class Workloads {
   void LeaseWorker(int worker);
   void LeaseObserver();
   void LockWorker(int worker);
+  void WatchWorker(int worker);
   void Sample(int64_t at, int64_t latency, const char* kind, bool ok);
 
   std::unique_ptr<Members> members_;

@@ -7,7 +7,7 @@
 # The expiry storm and the RSS figures are measured single node only.
 # With --client go the load comes from etcd's own Go client instead (client/go-bench, built by
 # scripts/go-build.sh from Debian's Go packages): the lock hand-over and watch fan-out cases only,
-# written to docs/benchmarks-go-client.md.
+# written to the last section of docs/benchmarks.md (each kind of run keeps the other's part).
 #
 # usage: scripts/compare-etcd.sh [--nodes 1|3] [--client cpp|go] [--duration S] [--repeats N]
 #                                [--rss-leases "100000 1000000"] [--storm-leases N] [--out FILE]
@@ -38,8 +38,7 @@ done
 [ "$NODES" = 1 ] || [ "$NODES" = 3 ] || { echo "--nodes must be 1 or 3"; exit 2; }
 [ "$CLIENT" = cpp ] || [ "$CLIENT" = go ] || { echo "--client must be cpp or go"; exit 2; }
 if [ -z "$OUT" ]; then
-  if [ "$CLIENT" = go ]; then OUT=docs/benchmarks-go-client.md
-  elif [ "$NODES" = 1 ]; then OUT=docs/benchmarks.md
+  if [ "$NODES" = 1 ]; then OUT=docs/benchmarks.md
   else OUT=docs/benchmarks-3-nodes.md; fi
 fi
 
@@ -190,5 +189,5 @@ done
 
 fi
 
-NODES=$NODES CLIENT=$CLIENT python3 scripts/benchmark_table.py "$RESULTS" "$COMMAND" "$REPEATS" "$DURATION" > "$OUT"
+NODES=$NODES CLIENT=$CLIENT python3 scripts/benchmark_table.py "$RESULTS" "$COMMAND" "$REPEATS" "$DURATION" "$OUT"
 cat "$OUT"

@@ -2,10 +2,8 @@
 // other threads call. Parts 2 and 3: node_loop_requests.cc and node_loop_ready.cc.
 #include "server/member/node_loop.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <iterator>
 
 #include "absl/random/random.h"
 #include "absl/strings/escaping.h"
@@ -315,41 +313,6 @@ void NodeLoop::Hand(AppliedGroup group) {
   to_respond_.push_back(std::move(group));
 }
 
-namespace {
-
-// Watch responses carry at most this many revisions each (etcd's watchBatchMaxRevs), so merged
-// groups stay one shared response per watcher.
-constexpr int64_t kMaxMergedRevisions = 1000;
-
-// Joins runs of groups that were applied while the previous ones were being published into one
-// group, in order: their watchers then get one response for all of them rather than one each, so
-// a fan-out that falls behind the writes sends fewer, fuller responses instead of falling further
-// behind. A snapshot's resync is never merged.
-void MergeGroups(std::vector<AppliedGroup>& groups) {
-  std::vector<AppliedGroup> merged;
-  for (auto& group : groups) {
-    if (!merged.empty()) {
-      AppliedGroup& last = merged.back();
-      const bool fits =
-          last.events.empty() || group.events.empty() ||
-          group.events.back().kv().mod_revision() - last.events.front().kv().mod_revision() <
-              kMaxMergedRevisions;
-      if (!last.resync && !group.resync && fits) {
-        last.events.insert(last.events.end(), std::make_move_iterator(group.events.begin()),
-                           std::make_move_iterator(group.events.end()));
-        last.revision = std::max(last.revision, group.revision);
-        for (auto& c : group.completions) last.completions.push_back(std::move(c));
-        for (auto& c : group.status_completions) last.status_completions.push_back(std::move(c));
-        continue;
-      }
-    }
-    merged.push_back(std::move(group));
-  }
-  groups.swap(merged);
-}
-
-}  // namespace
-
 void NodeLoop::Respond() {
   std::vector<AppliedGroup> ready;
   while (true) {
@@ -363,7 +326,6 @@ void NodeLoop::Respond() {
       if (to_respond_.empty()) return;  // stopping, and everything answered
       ready.swap(to_respond_);
     }
-    MergeGroups(ready);
     for (auto& group : ready) {
       bool answered = false;
       const std::function<void()> answer = [&group, &answered] {

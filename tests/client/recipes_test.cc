@@ -41,7 +41,9 @@ TEST_F(RecipesTest, ManagedLeaseOutlivesItsTtlAndIsRevokedWhenDestroyed) {
   absl::SleepFor(absl::Seconds(3));
   auto ttl = client_->LeaseTimeToLive(id);
   ASSERT_TRUE(ttl.ok());
-  EXPECT_GT(ttl->ttl(), 0) << "kept alive past its 2 s TTL";
+  // Alive (a gone lease answers -1). Its remaining seconds, rounded down as etcd does, may read 0
+  // when a renewal (due every TTL/3) comes a third of a second late on a loaded machine.
+  EXPECT_GE(ttl->ttl(), 0) << "kept alive past its 2 s TTL";
   EXPECT_FALSE((*lease)->lost().cancelled());
   EXPECT_GT((*lease)->confirmed_until(), absl::Now());
   lease->reset();

@@ -1,9 +1,9 @@
 #include "server/api/stream_queues.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
-
-#include <sched.h>
 
 #include "absl/synchronization/notification.h"
 

@@ -9,8 +9,7 @@
 namespace leasehold::server {
 
 WatchStream::WatchStream(StreamCall* call, Member* member, WatchHub* hub, bool require_leader,
-                         std::string auth_token, std::string cert_user,
-                         std::string_view connection)
+                         std::string auth_token, std::string cert_user, std::string_view connection)
     : AsyncBidiReactor(call),
       member_(member),
       hub_(hub),

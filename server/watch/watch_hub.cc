@@ -234,16 +234,15 @@ void WatchHub::FanOutLoop() {
     {
       absl::MutexLock lock(&backlog_mu_);
       backlog_mu_.Await(absl::Condition(
-          +[](WatchHub* hub) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-            return hub->handed_ || hub->stopping_;
-          },
+          +[](WatchHub* hub)
+               ABSL_NO_THREAD_SAFETY_ANALYSIS { return hub->handed_ || hub->stopping_; },
           this));
       if (stopping_) return;
       // Whole revisions from the front, at most kMaxRevisionsPerRound of them.
       size_t take = 0;
-      while (take < backlog_.size() && backlog_[take].kv().mod_revision() -
-                                               backlog_.front().kv().mod_revision() <
-                                           kMaxRevisionsPerRound) {
+      while (take < backlog_.size() &&
+             backlog_[take].kv().mod_revision() - backlog_.front().kv().mod_revision() <
+                 kMaxRevisionsPerRound) {
         ++take;
       }
       resync = backlog_overflowed_;
@@ -346,8 +345,7 @@ WatchHub::Replayed WatchHub::ReplayPieceLocked(Watcher& w, ReplayCache* cache) {
   if (w.next_revision > published_revision_) return Replayed::kAll;
   // At most kMaxRevisionsPerResponse store revisions, so the piece is one response, and the same
   // piece for every watcher of the range that stands at the same revision.
-  const int64_t to =
-      std::min(published_revision_, w.next_revision + kMaxRevisionsPerResponse - 1);
+  const int64_t to = std::min(published_revision_, w.next_revision + kMaxRevisionsPerResponse - 1);
   ReplayCache::Entry uncached;
   ReplayCache::Entry* read = &uncached;
   bool fresh = true;
@@ -358,9 +356,8 @@ WatchHub::Replayed WatchHub::ReplayPieceLocked(Watcher& w, ReplayCache* cache) {
     read = &cached->second;
   }
   if (fresh) {
-    absl::Status st =
-        state_machine_->History(w.next_revision, to, w.spec.key, w.spec.range_end, true,
-                                &read->events);
+    absl::Status st = state_machine_->History(w.next_revision, to, w.spec.key, w.spec.range_end,
+                                              true, &read->events);
     if (!st.ok()) {
       if (cache != nullptr) cache->entries.erase(cached);
       LogWarn("watch history replay failed", {{"error", st.ToString()}});

@@ -169,8 +169,8 @@ class WatchHub {
   struct Watcher {
     WatchSpec spec;
     WatchSink* sink;
-    int64_t next_revision;
-    size_t connection = 0;  // the sink's connection (hashed), by which a fan-out orders sinks  // events below this were delivered (or precede the start)
+    int64_t next_revision;  // events below this were delivered (or precede the start)
+    size_t connection = 0;  // the sink's connection (hashed), by which a fan-out orders sinks
     bool lagging = false;
     bool idle = true;        // no event sent since the last progress notification
     uint64_t collected = 0;  // the last WatchersOfKeysLocked call that listed it

@@ -3,14 +3,15 @@
 //   leasehold-faults --binary PATH [--nodes 3|5] [--time SECONDS] [--seed N]
 //                    [--nemesis kill,truncate,pause,partition,loss|all] [--out DIR] [--preload
 //                    PATH]
-//                    [--serializable-reads] [--drop-a-watch-event]
+//                    [--serializable-reads] [--break-watch drop|reorder|progress]
 //
 // Starts the cluster (network namespaces), runs the workloads and the nemesis for --time seconds,
 // heals, restarts every member one at a time, reads everything back, runs the checkers, prints the
 // summary and writes the report to --out. The fault schedule and the clients' choices follow from
 // --seed. --serializable-reads makes the register reads etcd's serializable ones, which may be
-// stale: the checker must then find anomalies (how to see that it can); --drop-a-watch-event has a
-// watcher lose one event it received, which the watch checker must find. Exit status: 0 no anomaly,
+// stale: the checker must then find anomalies (how to see that it can); --break-watch has a watcher
+// lose an event, reorder two or record a progress notification ahead of its events, which the watch
+// checker must find. Exit status: 0 no anomaly,
 // 1 anomalies, 2 usage, 77 namespaces unavailable (skipped).
 #include <signal.h>
 
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -44,7 +46,7 @@ struct Flags {
   double time_s = 60;
   uint64_t seed = 1;
   bool serializable_reads = false;
-  bool drop_a_watch_event = false;
+  lf::WorkloadOptions::WatchFault break_watch = lf::WorkloadOptions::WatchFault::kNone;
 };
 
 int Usage(const std::string& why) {
@@ -52,9 +54,22 @@ int Usage(const std::string& why) {
                "leasehold-faults: %s\nusage: leasehold-faults --binary PATH [--nodes N] [--time S] "
                "[--seed N] "
                "[--nemesis kinds|all] [--out DIR] [--preload PATH] [--serializable-reads] "
-               "[--drop-a-watch-event]\n",
+               "[--break-watch drop|reorder|progress]\n",
                why.c_str());
   return 2;
+}
+
+bool ParseWatchFault(const std::string& name, lf::WorkloadOptions::WatchFault* fault) {
+  using F = lf::WorkloadOptions::WatchFault;
+  if (name == "drop")
+    *fault = F::kDrop;
+  else if (name == "reorder")
+    *fault = F::kReorder;
+  else if (name == "progress")
+    *fault = F::kProgress;
+  else
+    return false;
+  return true;
 }
 
 }  // namespace
@@ -65,10 +80,6 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     const std::string value = i + 1 < argc ? argv[i + 1] : "";
     bool ok = true;
-    if (arg == "--drop-a-watch-event") {  // a flag without a value
-      flags.drop_a_watch_event = true;
-      continue;
-    }
     if (arg == "--serializable-reads") {  // a flag without a value
       flags.serializable_reads = true;
       continue;
@@ -87,6 +98,8 @@ int main(int argc, char** argv) {
       ok = absl::SimpleAtod(value, &flags.time_s);
     else if (arg == "--seed")
       ok = absl::SimpleAtoi(value, &flags.seed);
+    else if (arg == "--break-watch")
+      ok = ParseWatchFault(value, &flags.break_watch);
     else
       return Usage("unknown flag " + arg);
     if (!ok) return Usage("bad value for " + arg);
@@ -144,7 +157,8 @@ int main(int argc, char** argv) {
   lf::WorkloadOptions workload_options;
   workload_options.seed = flags.seed;
   workload_options.serializable_reads = flags.serializable_reads;
-  workload_options.drop_a_watch_event = flags.drop_a_watch_event;
+  workload_options.break_watch = flags.break_watch;
+  workload_options.watch_workers = flags.nodes;  // one starting on each member
   nemesis_options.lease_ttl_s = workload_options.lease_ttl_s;
   lf::Workloads workloads(endpoints, workload_options, &clock, &recorder);
   std::vector<std::string> blob_endpoints;
@@ -187,7 +201,8 @@ int main(int argc, char** argv) {
   workloads.VerifyAcknowledged("after every member restarted");
   workloads.FinalRegisterReads();
   const std::vector<lf::AcceptedWrite> fenced_log = workloads.ReadFencedLog();
-  const std::vector<lf::WatchedEvent> watch_history = workloads.ReadWatchHistory();
+  std::map<std::string, std::string> final_state;
+  const std::vector<lf::WatchedEvent> watch_history = workloads.ReadWatchHistory(&final_state);
 
   const auto check_start = std::chrono::steady_clock::now();
   lf::Verdicts verdicts;
@@ -201,7 +216,7 @@ int main(int argc, char** argv) {
     verdicts.fence = lf::CheckFencedRegister(recorder.fenced, fenced_log);
     std::lock_guard blob_lock(blob_record.mu);
     verdicts.blob = lf::CheckBlobLeases(blob_record.holdings, blob_record.writes);
-    verdicts.watch = lf::CheckWatches(recorder.watches, watch_history);
+    verdicts.watch = lf::CheckWatches(recorder.watches, watch_history, final_state);
     for (std::string& a : recorder.anomalies) other.push_back(std::move(a));
     verdicts.other_anomalies = std::move(other);
     verdicts.operations = static_cast<int64_t>(

@@ -90,6 +90,7 @@ struct WatchLog {
     bool progress = false;  // a progress notification at `progress_revision`, else `event`
     int64_t progress_revision = 0;
     WatchedEvent event;
+    int64_t response = 0;  // which response of the watcher's brought it (they count from 1)
   };
   std::vector<Item> items;
   int streams = 0;  // streams opened (a resume after a member failed or lost its leader)

@@ -128,8 +128,7 @@ std::string SummaryText(const Verdicts& v, const Recorder& r) {
   absl::StrAppendFormat(&out,
                         "watches: %d events and %d progress notifications received over %d "
                         "streams, checked against a history of %d events\n",
-                        v.watch.events, v.watch.progress, v.watch.streams,
-                        v.watch.history_events);
+                        v.watch.events, v.watch.progress, v.watch.streams, v.watch.history_events);
   absl::StrAppendFormat(&out, "checkers took %.2f s\n", v.check_seconds);
   absl::StrAppendFormat(&out, "anomalies: %d\n", v.anomalies());
   if (!v.linearizability.linearizable) {
@@ -138,9 +137,8 @@ std::string SummaryText(const Verdicts& v, const Recorder& r) {
     for (const RegisterOp& op : v.linearizability.failing_ops)
       absl::StrAppend(&out, "    ", Describe(op), "\n");
   }
-  for (const auto* list :
-       {&v.leases.anomalies, &v.fence.anomalies, &v.blob.anomalies, &v.watch.anomalies,
-        &v.other_anomalies}) {
+  for (const auto* list : {&v.leases.anomalies, &v.fence.anomalies, &v.blob.anomalies,
+                           &v.watch.anomalies, &v.other_anomalies}) {
     int shown = 0;
     for (const std::string& a : *list) {
       if (++shown > 20) {

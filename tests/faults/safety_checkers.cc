@@ -208,8 +208,10 @@ std::string Describe(const WatchedEvent& e) {
                          absl::CHexEscape(e.key), e.revision);
 }
 
-// The history's own consistency (see CheckWatches).
-void CheckHistory(const std::vector<WatchedEvent>& history, std::vector<std::string>* anomalies) {
+// The history's own consistency and completeness (see CheckWatches).
+void CheckHistory(const std::vector<WatchedEvent>& history,
+                  const std::map<std::string, std::string>& final_state,
+                  std::vector<std::string>* anomalies) {
   struct Version {
     int64_t mod_revision, create_revision, version;
     std::string value;
@@ -226,9 +228,8 @@ void CheckHistory(const std::vector<WatchedEvent>& history, std::vector<std::str
     last_revision = e.revision;
     auto it = live.find(e.key);
     const bool existed = it != live.end();
-    if (e.has_prev != existed ||
-        (existed && (e.prev_value != it->second.value ||
-                     e.prev_mod_revision != it->second.mod_revision))) {
+    if (e.has_prev != existed || (existed && (e.prev_value != it->second.value ||
+                                              e.prev_mod_revision != it->second.mod_revision))) {
       report(absl::StrCat("history: the prev_kv of ", Describe(e),
                           " is not the key's previous version"));
     }
@@ -245,15 +246,31 @@ void CheckHistory(const std::vector<WatchedEvent>& history, std::vector<std::str
     }
     live[e.key] = {e.revision, e.create_revision, e.version, e.value};
   }
+  for (const auto& [key, value] : final_state) {
+    auto it = live.find(key);
+    if (it == live.end()) {
+      report(absl::StrCat("history: ", absl::CHexEscape(key),
+                          " is in the store but the history deletes it or never puts it"));
+    } else if (it->second.value != value) {
+      report(absl::StrCat("history: ", absl::CHexEscape(key),
+                          " ends with another value than the store's"));
+    }
+  }
+  for (const auto& [key, version] : live) {
+    if (!final_state.contains(key)) {
+      report(absl::StrCat("history: ", absl::CHexEscape(key),
+                          " is gone from the store without a delete event"));
+    }
+  }
 }
 
 }  // namespace
 
-WatchCheck CheckWatches(const std::vector<WatchLog>& logs,
-                        const std::vector<WatchedEvent>& history) {
+WatchCheck CheckWatches(const std::vector<WatchLog>& logs, const std::vector<WatchedEvent>& history,
+                        const std::map<std::string, std::string>& final_state) {
   WatchCheck check;
   check.history_events = static_cast<int64_t>(history.size());
-  CheckHistory(history, &check.anomalies);
+  CheckHistory(history, final_state, &check.anomalies);
   for (const WatchLog& log : logs) {
     check.streams += log.streams;
     // The next event the watcher must receive. After a first mismatch the rest of its log is out
@@ -262,13 +279,14 @@ WatchCheck CheckWatches(const std::vector<WatchLog>& logs,
         std::lower_bound(history.begin(), history.end(), log.start_revision,
                          [](const WatchedEvent& e, int64_t r) { return e.revision < r; }) -
         history.begin());
+    const WatchLog::Item* previous_event = nullptr;
     for (const WatchLog::Item& item : log.items) {
       if (item.progress) {
         ++check.progress;
         if (next < history.size() && history[next].revision <= item.progress_revision) {
           check.anomalies.push_back(absl::StrFormat(
-              "watcher %d: a progress notification at revision %d came before the %s",
-              log.watcher, item.progress_revision, Describe(history[next])));
+              "watcher %d: a progress notification at revision %d came before the %s", log.watcher,
+              item.progress_revision, Describe(history[next])));
           break;
         }
         continue;
@@ -286,6 +304,14 @@ WatchCheck CheckWatches(const std::vector<WatchLog>& logs,
             log.watcher, Describe(item.event), Describe(history[next])));
         break;
       }
+      if (previous_event != nullptr && previous_event->event.revision == item.event.revision &&
+          previous_event->response != item.response) {
+        check.anomalies.push_back(absl::StrFormat(
+            "watcher %d received revision %d's events in two responses (not atomic)", log.watcher,
+            item.event.revision));
+        break;
+      }
+      previous_event = &item;
       ++next;
     }
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,14 +57,19 @@ struct WatchCheck {
   int64_t streams = 0;         // streams they opened (resumes included)
 };
 
-// `history`: every event from the first revision, as a watch read it at the end.
+// `history`: every event from the first revision, as a watch read it at the end; `final_state`:
+// every key's value at the history's last revision, as a read found it.
 // - The history agrees with itself: revisions never decrease; each event's prev_kv is the key's
 //   previous version in it (none for a key being created); a put's version counts up from 1 under
 //   one create_revision; only an existing key is deleted.
+// - It is complete: played from an empty store it leaves exactly `final_state` (a lease's expiry
+//   without its DELETE events would leave keys the store no longer has).
 // - Each watcher received the history from its start revision, in order, up to where it stopped:
-//   no gap, no duplicate, nothing reordered, the same keys, values, versions and prev_kv.
+//   no gap, no duplicate, nothing reordered, the same keys, values, versions and prev_kv; the
+//   events of one revision in one response (atomic).
 // - A progress notification at revision r came after every event at or below r (never ahead).
-WatchCheck CheckWatches(const std::vector<WatchLog>& logs, const std::vector<WatchedEvent>& history);
+WatchCheck CheckWatches(const std::vector<WatchLog>& logs, const std::vector<WatchedEvent>& history,
+                        const std::map<std::string, std::string>& final_state);
 
 struct BlobCheck {
   std::vector<std::string> anomalies;

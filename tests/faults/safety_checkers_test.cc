@@ -144,41 +144,62 @@ TEST(WatchChecker, TheWholeHistoryInOrderIsClean) {
   const auto history = ThreeRevisions();
   WatchLog log = Received(history);
   log.items.insert(log.items.begin() + 1, ProgressAt(2));
-  const WatchCheck check = CheckWatches({log}, history);
+  const WatchCheck check = CheckWatches({log}, history, {});
   EXPECT_TRUE(check.anomalies.empty());
   EXPECT_EQ(check.events, 3);
   EXPECT_EQ(check.progress, 1);
   // A watcher that stopped early, or that started later, has nothing missing.
-  EXPECT_TRUE(CheckWatches({Received({history[0]})}, history).anomalies.empty());
+  EXPECT_TRUE(CheckWatches({Received({history[0]})}, history, {}).anomalies.empty());
   WatchLog late = Received({history[2]});
   late.start_revision = 4;
-  EXPECT_TRUE(CheckWatches({late}, history).anomalies.empty());
+  EXPECT_TRUE(CheckWatches({late}, history, {}).anomalies.empty());
 }
 
 TEST(WatchChecker, AGapADuplicateOrAReorderingIsAnAnomaly) {
   const auto history = ThreeRevisions();
-  EXPECT_EQ(CheckWatches({Received({history[0], history[2]})}, history).anomalies.size(), 1u);
-  EXPECT_EQ(CheckWatches({Received({history[0], history[0]})}, history).anomalies.size(), 1u);
-  EXPECT_EQ(CheckWatches({Received({history[1], history[0]})}, history).anomalies.size(), 1u);
+  EXPECT_EQ(CheckWatches({Received({history[0], history[2]})}, history, {}).anomalies.size(), 1u);
+  EXPECT_EQ(CheckWatches({Received({history[0], history[0]})}, history, {}).anomalies.size(), 1u);
+  EXPECT_EQ(CheckWatches({Received({history[1], history[0]})}, history, {}).anomalies.size(), 1u);
   WatchedEvent wrong_prev = history[1];
   wrong_prev.prev_value = "0";
-  EXPECT_EQ(CheckWatches({Received({history[0], wrong_prev})}, history).anomalies.size(), 1u);
+  EXPECT_EQ(CheckWatches({Received({history[0], wrong_prev})}, history, {}).anomalies.size(), 1u);
 }
 
 TEST(WatchChecker, AProgressNotificationAheadOfAnEventIsAnAnomaly) {
   const auto history = ThreeRevisions();
   WatchLog log = Received({history[0]});
   log.items.push_back(ProgressAt(3));  // revision 3's event has not come yet
-  EXPECT_EQ(CheckWatches({log}, history).anomalies.size(), 1u);
+  EXPECT_EQ(CheckWatches({log}, history, {}).anomalies.size(), 1u);
 }
 
 TEST(WatchChecker, AHistoryThatDisagreesWithItselfIsAnAnomaly) {
   auto history = ThreeRevisions();
   history[1].prev_mod_revision = 1;  // not the key's previous version
-  EXPECT_FALSE(CheckWatches({}, history).anomalies.empty());
+  EXPECT_FALSE(CheckWatches({}, history, {}).anomalies.empty());
   history = ThreeRevisions();
   history[1].version = 1;  // the second version of the key
-  EXPECT_FALSE(CheckWatches({}, history).anomalies.empty());
+  EXPECT_FALSE(CheckWatches({}, history, {}).anomalies.empty());
+}
+
+TEST(WatchChecker, OneRevisionSplitAcrossResponsesIsAnAnomaly) {
+  // One transaction puts two keys at revision 2.
+  const std::vector<WatchedEvent> history = {{2, "a", true, "1", 2, 1, false, "", 0},
+                                             {2, "b", true, "1", 2, 1, false, "", 0}};
+  const std::map<std::string, std::string> state = {{"a", "1"}, {"b", "1"}};
+  WatchLog log = Received(history);
+  EXPECT_TRUE(CheckWatches({log}, history, state).anomalies.empty());
+  log.items[1].response = 1;
+  EXPECT_EQ(CheckWatches({log}, history, state).anomalies.size(), 1u);
+}
+
+TEST(WatchChecker, AHistoryThatDoesNotLeaveTheStoresKeysIsAnAnomaly) {
+  auto history = ThreeRevisions();
+  EXPECT_TRUE(CheckWatches({}, history, {}).anomalies.empty());
+  // The store lost the key, and the history has no delete for it: an expiry's DELETE missing.
+  history.pop_back();
+  EXPECT_EQ(CheckWatches({}, history, {}).anomalies.size(), 1u);
+  EXPECT_TRUE(CheckWatches({}, history, {{"a", "2"}}).anomalies.empty());
+  EXPECT_EQ(CheckWatches({}, history, {{"a", "3"}}).anomalies.size(), 1u);
 }
 
 }  // namespace

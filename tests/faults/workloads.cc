@@ -551,12 +551,49 @@ void Workloads::FinalRegisterReads() {
   }
 }
 
+namespace {
+
+// The negative controls' corruption of a watcher's log (WorkloadOptions::WatchFault), once the
+// watcher has received `received` events. Returns true once done.
+bool BreakWatchLog(WorkloadOptions::WatchFault fault, int received, WatchLog& log) {
+  if (fault == WorkloadOptions::WatchFault::kNone || received < 10 || log.items.empty())
+    return false;
+  std::vector<WatchLog::Item>& items = log.items;
+  switch (fault) {
+    case WorkloadOptions::WatchFault::kDrop:
+      items.pop_back();
+      return true;
+    case WorkloadOptions::WatchFault::kReorder: {
+      const size_t n = items.size();
+      if (n < 2 || items[n - 1].progress || items[n - 2].progress ||
+          items[n - 1].event.revision == items[n - 2].event.revision)
+        return false;  // tried again after the next response
+      std::swap(items[n - 1].event, items[n - 2].event);
+      return true;
+    }
+    case WorkloadOptions::WatchFault::kProgress: {
+      WatchLog::Item fake;
+      fake.progress = true;
+      fake.progress_revision = items.back().event.revision + 5;
+      items.push_back(fake);
+      return true;
+    }
+    case WorkloadOptions::WatchFault::kNone:
+      break;
+  }
+  return false;
+}
+
+}  // namespace
+
 void Workloads::WatchWorker(int worker) {
   WatchLog log;
   log.watcher = worker;
   int64_t next = log.start_revision;  // the revision to resume at
   int node = worker % members_->size();
   int received = 0;
+  int64_t responses = 0;
+  bool broken = worker != 0;  // only the first watcher plays a negative control
   while (!stop_) {
     ++log.streams;
     grpc::ClientContext context;
@@ -581,10 +618,12 @@ void Workloads::WatchWorker(int worker) {
         heard_ns = clock_->Now();
         if (response.canceled()) break;
         if (response.created()) continue;
+        ++responses;
         if (response.events_size() == 0) {  // a progress notification
           WatchLog::Item item;
           item.progress = true;
           item.progress_revision = response.header().revision();
+          item.response = responses;
           log.items.push_back(item);
           next = std::max(next, item.progress_revision + 1);
           continue;
@@ -592,11 +631,12 @@ void Workloads::WatchWorker(int worker) {
         for (const auto& e : response.events()) {
           ++received;
           next = std::max(next, e.kv().mod_revision() + 1);
-          if (options_.drop_a_watch_event && worker == 0 && received == 10) continue;
           WatchLog::Item item;
           item.event = ToWatchedEvent(e);
+          item.response = responses;
           log.items.push_back(std::move(item));
         }
+        if (!broken) broken = BreakWatchLog(options_.break_watch, received, log);
       }
     }
     done = true;
@@ -609,7 +649,8 @@ void Workloads::WatchWorker(int worker) {
   recorder_->watches.push_back(std::move(log));
 }
 
-std::vector<WatchedEvent> Workloads::ReadWatchHistory() {
+std::vector<WatchedEvent> Workloads::ReadWatchHistory(
+    std::map<std::string, std::string>* final_state) {
   for (int attempt = 0; attempt < 3 * members_->size(); ++attempt) {
     const int node = attempt % members_->size();
     // The current revision, linearizably: the history must reach it.
@@ -645,7 +686,19 @@ std::vector<WatchedEvent> Workloads::ReadWatchHistory() {
     }
     context.TryCancel();
     (void)stream->Finish();
-    if (complete) return history;
+    if (!complete) continue;
+    // Every key at that revision: what the history must leave behind.
+    grpc::ClientContext read_context;
+    Deadline(&read_context, 5.0);
+    etcdserverpb::RangeRequest request;
+    request.set_key(std::string(1, '\0'));
+    request.set_range_end(std::string(1, '\0'));
+    request.set_revision(target);
+    etcdserverpb::RangeResponse state;
+    if (!members_->kv[node]->Range(&read_context, request, &state).ok()) continue;
+    final_state->clear();
+    for (const auto& kv : state.kvs()) (*final_state)[kv.key()] = kv.value();
+    return history;
   }
   std::lock_guard lock(recorder_->mu);
   recorder_->anomalies.push_back("no member answered a watch of the whole history");

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,9 +67,15 @@ struct WorkloadOptions {
   // Register reads served from the member's own state (etcd's serializable reads), which may be
   // stale: not linearizable, so a campaign with it shows the checker catching real anomalies.
   bool serializable_reads = false;
-  // The first watcher drops one event it received, so a campaign with it shows the watch checker
-  // finding a gap.
-  bool drop_a_watch_event = false;
+  // Negative controls for the watch checker: the first watcher corrupts what it records, once, past
+  // its tenth event, so a campaign with one shows the checker finding it.
+  enum class WatchFault {
+    kNone,
+    kDrop,      // loses the event
+    kReorder,   // swaps it with the next event of a later revision
+    kProgress,  // records a progress notification five revisions ahead of it
+  };
+  WatchFault break_watch = WatchFault::kNone;
 };
 
 class Members;  // per-member gRPC stubs (workloads.cc)
@@ -89,8 +96,9 @@ class Workloads {
   std::vector<AcceptedWrite> ReadFencedLog();
   void FinalRegisterReads();
   // Every event from the first revision to the current one, read through a watch on a member that
-  // answers (empty, with an anomaly recorded, when none does).
-  std::vector<WatchedEvent> ReadWatchHistory();
+  // answers, and every key's value at that revision in `final_state` (both empty, with an anomaly
+  // recorded, when no member answers).
+  std::vector<WatchedEvent> ReadWatchHistory(std::map<std::string, std::string>* final_state);
   // Index of the member leading, or -1 when none of the given ones answers with a leader.
   int Leader(const std::vector<int>& candidates);
 

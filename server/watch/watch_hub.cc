@@ -247,9 +247,8 @@ void WatchHub::FanOutLoop() {
       }
       resync = backlog_overflowed_;
       if (resync || take == backlog_.size()) {
-        events.swap(backlog_);
+        events.swap(backlog_);  // leaves the backlog empty: `events` was
         revision = backlog_revision_;
-        backlog_.clear();
         backlog_bytes_ = 0;
         backlog_overflowed_ = false;
         handed_ = false;
@@ -539,6 +538,7 @@ void WatchHub::CatchUpLocked(WatchSink* sink, SinkWatchers& watchers) {
     return std::tie(a->next_revision, a->spec.watch_id) <
            std::tie(b->next_revision, b->spec.watch_id);
   });
+  bool failed = false;  // a history read failed: that watcher stays lagging
   while (!lagging.empty()) {
     ReplayCache cache;  // per round: the next round's pieces start further on
     std::vector<Watcher*> behind;
@@ -554,17 +554,14 @@ void WatchHub::CatchUpLocked(WatchSink* sink, SinkWatchers& watchers) {
           behind.push_back(w);
           break;
         case Replayed::kFailed:  // stays lagging, tried again at the sink's next call
+          failed = true;
           break;
       }
     }
     lagging.swap(behind);
   }
-  // Every watcher of the sink is caught up (a failed history read leaves one lagging, and the
-  // request waiting).
-  for (const auto& [id, w] : watchers) {
-    if (w.lagging) return;
-  }
-  if (progress_requested_.erase(sink) > 0) sink->RequestedProgress(published_revision_);
+  // Every watcher of the sink is caught up, unless a read failed (the request then waits).
+  if (!failed && progress_requested_.erase(sink) > 0) sink->RequestedProgress(published_revision_);
 }
 
 }  // namespace leasehold::server

@@ -572,10 +572,10 @@ bool BreakWatchLog(WorkloadOptions::WatchFault fault, int received, WatchLog& lo
       return true;
     }
     case WorkloadOptions::WatchFault::kProgress: {
-      WatchLog::Item fake;
-      fake.progress = true;
-      fake.progress_revision = items.back().event.revision + 5;
-      items.push_back(fake);
+      WatchLog::Item ahead;
+      ahead.progress = true;
+      ahead.progress_revision = items.back().event.revision + 5;
+      items.push_back(ahead);
       return true;
     }
     case WorkloadOptions::WatchFault::kNone:

@@ -120,19 +120,22 @@ int64_t LeaseCollection::Renew(int64_t id, int64_t now_ms, int64_t* replicated_d
   auto it = lease_map_.find(id);
   if (it == lease_map_.end() || !primary_) return 0;
   if (replicated_deadline_ms != nullptr) *replicated_deadline_ms = it->second.deadline_ms;
-  if (ExpiryLocked(id, it->second) <= now_ms) return 0;
+  if (ExpiryLocked(id, it->second) < now_ms) return 0;
   expiry_.Upsert(id, now_ms + it->second.ttl_seconds * 1000);
   renewed_.insert(id);
   return it->second.ttl_seconds;
 }
 
-std::vector<int64_t> LeaseCollection::PopExpired(int64_t now_ms, size_t max_count,
+std::vector<int64_t> LeaseCollection::PopExpired(int64_t now_ms, size_t max_count, size_t max_keys,
                                                  int64_t retry_ms) {
   absl::MutexLock lock(&mu_);
   std::vector<int64_t> expired;
-  while (expired.size() < max_count && !expiry_.empty() && expiry_.Top().expiry_ms <= now_ms) {
+  size_t keys = 0;
+  while (expired.size() < max_count && (expired.empty() || keys < max_keys) && !expiry_.empty() &&
+         expiry_.Top().expiry_ms < now_ms) {
     const ExpiryQueue::Item top = expiry_.Top();
     expired.push_back(top.id);
+    if (auto it = lease_map_.find(top.id); it != lease_map_.end()) keys += it->second.keys.size();
     // Popped again (a retry) it keeps the expiry it first had.
     expired_.try_emplace(top.id, top.expiry_ms);
     renewed_.erase(top.id);

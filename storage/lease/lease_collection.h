@@ -7,6 +7,9 @@
 //  - the primary's request handlers and expiry loop (Renew, PopExpired, TakeCheckpoints, Lookup),
 //    which pass in the time they read from their clock.
 // Times are wall-clock milliseconds since the Unix epoch, so persisted deadlines survive restarts.
+// A lease expires only once the clock is past its deadline's millisecond: the time a grant or
+// renewal was stamped with is truncated, so it may be up to 1 ms earlier than when the client sent
+// it, and the client counts its TTL from the sending.
 //
 // Thread-safe: one internal mutex; no method calls out while holding it.
 #pragma once
@@ -73,10 +76,12 @@ class LeaseCollection {
   // `replicated_deadline_ms` is given, it receives the lease's replicated deadline (the one a new
   // leader would honour), read under the same lock.
   int64_t Renew(int64_t id, int64_t now_ms, int64_t* replicated_deadline_ms = nullptr);
-  // Pops up to `max_count` leases whose expiry has passed and re-queues each at now + `retry_ms`,
-  // so a revocation that fails to commit is tried again. A popped lease stays expired (Renew and
-  // Lookup see its own expiry, not the retry time) until it is revoked.
-  std::vector<int64_t> PopExpired(int64_t now_ms, size_t max_count, int64_t retry_ms);
+  // Pops leases whose expiry has passed, soonest first, until `max_count` leases or, counting their
+  // keys, `max_keys` keys (at least one lease when any is due), and re-queues each at now +
+  // `retry_ms`, so a revocation that fails to commit is tried again. A popped lease stays expired
+  // (Renew and Lookup see its own expiry, not the retry time) until it is revoked.
+  std::vector<int64_t> PopExpired(int64_t now_ms, size_t max_count, size_t max_keys,
+                                  int64_t retry_ms);
   // Remaining time of every lease renewed since the last call, for a checkpoint entry.
   std::vector<std::pair<int64_t, int64_t>> TakeCheckpoints(int64_t now_ms);
 

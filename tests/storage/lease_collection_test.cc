@@ -2,6 +2,7 @@
 #include "storage/lease/lease_collection.h"
 
 #include <chrono>
+#include <cstdint>
 
 #include <gtest/gtest.h>
 
@@ -25,8 +26,22 @@ TEST(LeaseCollectionTest, RevokeReturnsSortedKeysAndForgetsThem) {
 TEST(LeaseCollectionTest, FollowerNeverExpiresOrRenews) {
   LeaseCollection leases;
   leases.Grant(1, 5, 5'000);
-  EXPECT_TRUE(leases.PopExpired(1'000'000, 10, 100).empty());
+  EXPECT_TRUE(leases.PopExpired(1'000'000, 10, SIZE_MAX, 100).empty());
   EXPECT_EQ(leases.Renew(1, 0), 0);
+}
+
+TEST(LeaseCollectionTest, PopExpiredStopsAtTheKeyBudgetButTakesAtLeastOneLease) {
+  LeaseCollection leases;
+  leases.Promote(0, /*now_ms=*/0);
+  leases.Grant(1, 1, 1'000);
+  leases.Grant(2, 2, 2'000);
+  leases.Grant(3, 3, 3'000);
+  for (const char* key : {"a", "b", "c"}) leases.Attach(1, key);
+  leases.Attach(2, "d");
+  // Lease 1 alone is over a budget of 2 keys: taken anyway, and nothing after it.
+  EXPECT_EQ(leases.PopExpired(10'000, 10, 2, 60'000), (std::vector<int64_t>{1}));
+  // 1 key, then 0: both fit in a budget of 2; the lease count still caps.
+  EXPECT_EQ(leases.PopExpired(10'000, 10, 2, 60'000), (std::vector<int64_t>{2, 3}));
 }
 
 TEST(LeaseCollectionTest, PrimaryExpiresInOrderAndRenewPostpones) {
@@ -37,11 +52,11 @@ TEST(LeaseCollectionTest, PrimaryExpiresInOrderAndRenewPostpones) {
   leases.Grant(3, 20, 20'000);
   EXPECT_EQ(leases.Ids(), (std::vector<int64_t>{2, 1, 3}));
   EXPECT_EQ(leases.Renew(2, 4'000), 5);  // now expires at 9'000
-  auto expired = leases.PopExpired(12'000, 10, 7'000);
+  auto expired = leases.PopExpired(12'000, 10, SIZE_MAX, 7'000);
   EXPECT_EQ(expired, (std::vector<int64_t>{2, 1}));
   // Popped leases come back after the retry interval if their revocation did not happen.
-  EXPECT_TRUE(leases.PopExpired(12'000, 10, 7'000).empty());
-  EXPECT_EQ(leases.PopExpired(19'000, 10, 7'000),
+  EXPECT_TRUE(leases.PopExpired(12'000, 10, SIZE_MAX, 7'000).empty());
+  EXPECT_EQ(leases.PopExpired(19'001, 10, SIZE_MAX, 7'000),
             (std::vector<int64_t>{1, 2}));  // equal times: by id
 }
 
@@ -49,7 +64,9 @@ TEST(LeaseCollectionTest, ExpiredLeaseCannotBeRenewed) {
   LeaseCollection leases;
   leases.Promote(0, /*now_ms=*/0);
   leases.Grant(1, 2, 2'000);
-  EXPECT_EQ(leases.Renew(1, 2'000), 0);
+  // Due at 2'000: still alive in that millisecond (see the header), expired after it.
+  EXPECT_EQ(leases.Renew(1, 2'000), 2);
+  EXPECT_EQ(leases.Renew(1, 4'001), 0);
   EXPECT_EQ(leases.Renew(99, 0), 0);
 }
 
@@ -58,7 +75,7 @@ TEST(LeaseCollectionTest, LeasePoppedForRevocationStaysExpiredUntilRevoked) {
   leases.Promote(0, /*now_ms=*/0);
   leases.Grant(1, 10, 10'000);
   leases.Renew(1, 1'000);  // due at 11'000
-  ASSERT_EQ(leases.PopExpired(12'000, 10, 7'000), (std::vector<int64_t>{1}));
+  ASSERT_EQ(leases.PopExpired(12'000, 10, SIZE_MAX, 7'000), (std::vector<int64_t>{1}));
   // Its revocation is on its way: a keep-alive meanwhile must not bring it back (etcd answers such
   // a keep-alive only once the revoke is done), nor may its time to live read as the retry delay.
   EXPECT_EQ(leases.Renew(1, 12'500), 0);
@@ -69,7 +86,7 @@ TEST(LeaseCollectionTest, LeasePoppedForRevocationStaysExpiredUntilRevoked) {
   // Nor does a checkpoint carry the retry delay to the next leader as time left.
   EXPECT_TRUE(leases.TakeCheckpoints(13'000).empty());
   // The revocation is retried after the delay if it did not happen.
-  EXPECT_EQ(leases.PopExpired(19'000, 10, 7'000), (std::vector<int64_t>{1}));
+  EXPECT_EQ(leases.PopExpired(19'001, 10, SIZE_MAX, 7'000), (std::vector<int64_t>{1}));
   leases.Revoke(1);
   EXPECT_FALSE(leases.Lookup(1, 19'000, false).has_value());
 }
@@ -79,17 +96,17 @@ TEST(LeaseCollectionTest, PromoteGivesLeasesWithoutDeadlineTheirFullTtl) {
   leases.Grant(1, 30, /*deadline_ms=*/0);  // as restored from a backup
   leases.Grant(2, 30, 40'000);
   leases.Promote(1'000, /*now_ms=*/100'000);
-  EXPECT_EQ(leases.PopExpired(100'000, 10, 100'000), (std::vector<int64_t>{2}));
-  EXPECT_TRUE(leases.PopExpired(130'999, 10, 100'000).empty());
-  EXPECT_EQ(leases.PopExpired(131'000, 10, 1'000), (std::vector<int64_t>{1}));
+  EXPECT_EQ(leases.PopExpired(100'000, 10, SIZE_MAX, 100'000), (std::vector<int64_t>{2}));
+  EXPECT_TRUE(leases.PopExpired(131'000, 10, SIZE_MAX, 100'000).empty());
+  EXPECT_EQ(leases.PopExpired(131'001, 10, SIZE_MAX, 1'000), (std::vector<int64_t>{1}));
 }
 
 TEST(LeaseCollectionTest, PromoteGivesAnImportedRemainingTtlInsteadOfTheFullTtl) {
   LeaseCollection leases;
   leases.Grant(1, 60, /*deadline_ms=*/0, /*remaining_seconds=*/25);  // from an etcd checkpoint
   leases.Promote(1'000, /*now_ms=*/100'000);
-  EXPECT_TRUE(leases.PopExpired(125'999, 10, 100'000).empty());
-  EXPECT_EQ(leases.PopExpired(126'000, 10, 1'000), (std::vector<int64_t>{1}));
+  EXPECT_TRUE(leases.PopExpired(126'000, 10, SIZE_MAX, 100'000).empty());
+  EXPECT_EQ(leases.PopExpired(126'001, 10, SIZE_MAX, 1'000), (std::vector<int64_t>{1}));
   auto ttl = leases.Lookup(1, 126'000, false);
   ASSERT_TRUE(ttl.has_value());
   EXPECT_EQ(ttl->granted_ttl_seconds, 60);  // the TTL a renewal gives stays the granted one
@@ -104,8 +121,8 @@ TEST(LeaseCollectionTest, PromoteUsesCheckpointedDeadlinePlusAllowance) {
   ASSERT_TRUE(ttl.has_value());
   EXPECT_EQ(ttl->granted_ttl_seconds, 60);
   EXPECT_EQ(ttl->remaining_seconds, 12);
-  EXPECT_TRUE(leases.PopExpired(91'999, 10, 1'000).empty());
-  EXPECT_EQ(leases.PopExpired(92'000, 10, 1'000), (std::vector<int64_t>{1}));
+  EXPECT_TRUE(leases.PopExpired(92'000, 10, SIZE_MAX, 1'000).empty());
+  EXPECT_EQ(leases.PopExpired(92'001, 10, SIZE_MAX, 1'000), (std::vector<int64_t>{1}));
 }
 
 TEST(LeaseCollectionTest, TakeCheckpointsReportsRenewedOnce) {
@@ -151,8 +168,9 @@ TEST(LeaseCollectionTest, OneMillionLeases) {
   auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(leases.size(), static_cast<size_t>(kLeases / 2));
   // Unrenewed leases are gone; the renewed ones expire at 61'000.
-  EXPECT_TRUE(leases.PopExpired(60'999, kLeases, 100'000).empty());
-  EXPECT_EQ(leases.PopExpired(61'000, kLeases, 100'000).size(), static_cast<size_t>(kLeases / 2));
+  EXPECT_TRUE(leases.PopExpired(61'000, kLeases, SIZE_MAX, 100'000).empty());
+  EXPECT_EQ(leases.PopExpired(61'001, kLeases, SIZE_MAX, 100'000).size(),
+            static_cast<size_t>(kLeases / 2));
   std::printf("1M grant + 500k renew + 500k revoke: %lld ms\n",
               static_cast<long long>(
                   std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));

@@ -293,7 +293,7 @@ const std::map<std::string, FlagSpec>& Specs() {
                               Int<int64_t>(&Flags::heartbeat_interval_ms, 1)}},
       {"election-timeout", {"Time (ms) of an election timeout; the minimum lease TTL is ceil(1.5 x this) seconds.",
                             Int<int64_t>(&Flags::election_timeout_ms, 1)}},
-      {"lease-revoke-rate", {"Maximum expired leases revoked per second.", Int<int>(&Flags::lease_revoke_rate, 1)}},
+      {"lease-revoke-rate", {"Maximum expired leases revoked per second; 0 (the default) revokes them as fast as the log commits them.", Int<int>(&Flags::lease_revoke_rate, 0)}},
       {"snapshot-count", {"Number of applied entries after which the Raft log is compacted (a follower further behind gets a snapshot).",
                           Int<int64_t>(&Flags::snapshot_count, 1)}},
       {"experimental-snapshot-catchup-entries", {"Log entries kept after a compaction for slow followers to catch up from (default 5000, at most --snapshot-count).",

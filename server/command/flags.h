@@ -79,7 +79,7 @@ struct Flags {
   bool lease_checkpoints = true;
   int64_t heartbeat_interval_ms = 100;
   int64_t election_timeout_ms = 1000;
-  int lease_revoke_rate = 1000;
+  int lease_revoke_rate = 0;  // 0: expiry paced by its cost alone (expiry_loop.h)
   int64_t lease_checkpoint_interval_ms = 500;
   // etcd's --auto-compaction-mode and --auto-compaction-retention (auto_compactor.h); "0" is off.
   std::string auto_compaction_mode = "periodic";

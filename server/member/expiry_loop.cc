@@ -1,7 +1,9 @@
 #include "server/member/expiry_loop.h"
 
 #include <algorithm>
+#include <limits>
 
+#include "absl/synchronization/mutex.h"
 #include "server/observability/log.h"
 #include "server/observability/metrics.h"
 
@@ -10,30 +12,66 @@ namespace {
 constexpr size_t kCheckpointsPerEntry = 10000;
 }  // namespace
 
+struct ExpiryLoop::Pacing {
+  absl::Mutex mu;
+  bool stopping ABSL_GUARDED_BY(mu) = false;
+  // When the entry in flight was proposed; 0 when none is. Its completion clears it, unless a
+  // later entry (`proposed` counts them) has taken its place.
+  int64_t in_flight_since_ms ABSL_GUARDED_BY(mu) = 0;
+  uint64_t proposed ABSL_GUARDED_BY(mu) = 0;
+};
+
+ExpiryLoop::ExpiryLoop(Member* member, Options options)
+    : member_(member), options_(options), pacing_(std::make_shared<Pacing>()) {}
+
+ExpiryLoop::~ExpiryLoop() { Stop(); }
+
 void ExpiryLoop::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
 void ExpiryLoop::Stop() {
-  if (!stop_.HasBeenNotified()) stop_.Notify();
+  {
+    absl::MutexLock lock(&pacing_->mu);
+    pacing_->stopping = true;
+  }
   if (thread_.joinable()) thread_.join();
 }
 
 void ExpiryLoop::Run() {
-  // Token bucket of revocations, refilled at the revoke rate. Its burst is two ticks' worth, so a
-  // storm is spread evenly over time instead of landing as a second's revocations in one group.
+  // With a rate set: a token bucket of revocations refilled at that rate. Its burst is two ticks'
+  // worth, so a storm is spread evenly over time instead of landing as a second's revocations at
+  // once.
+  const bool capped = options_.revoke_rate_per_second > 0;
   const double burst =
-      std::max(1.0, 2.0 * options_.revoke_rate_per_second * options_.tick_ms / 1000.0);
+      capped ? std::max(1.0, 2.0 * options_.revoke_rate_per_second * options_.tick_ms / 1000.0)
+             : std::numeric_limits<double>::infinity();
   double budget = 0;
   int64_t last_tick = Member::NowUnixMs();
   int64_t last_checkpoint = last_tick;
-  while (!stop_.WaitForNotificationWithTimeout(absl::Milliseconds(options_.tick_ms))) {
+  bool more_due = false;
+  Pacing& pacing = *pacing_;
+  // Wakes at each tick, or at once when the entry in flight has applied and more may be due.
+  auto wake = [&pacing, &more_due]() {
+    return pacing.stopping || (more_due && pacing.in_flight_since_ms == 0);
+  };
+  while (true) {
+    {
+      absl::MutexLock lock(&pacing.mu);
+      pacing.mu.AwaitWithTimeout(absl::Condition(&wake), absl::Milliseconds(options_.tick_ms));
+      if (pacing.stopping) return;
+    }
+    more_due = false;
     if (!member_->state_machine().leases().is_primary()) continue;
     const int64_t now = Member::NowUnixMs();
-    budget = std::min(burst, budget + options_.revoke_rate_per_second *
-                                          std::max<int64_t>(0, now - last_tick) / 1000.0);
+    if (capped) {
+      budget = std::min(burst, budget + options_.revoke_rate_per_second *
+                                            std::max<int64_t>(0, now - last_tick) / 1000.0);
+    } else {
+      budget = burst;
+    }
     last_tick = now;
-    RevokeExpired(now, &budget);
+    more_due = RevokeExpired(now, &budget);
     if (now - last_checkpoint >= options_.checkpoint_interval_ms) {
       Checkpoint(now);
       last_checkpoint = now;
@@ -41,31 +79,49 @@ void ExpiryLoop::Run() {
   }
 }
 
-void ExpiryLoop::RevokeExpired(int64_t now_ms, double* budget) {
-  if (*budget < 1) return;
+bool ExpiryLoop::RevokeExpired(int64_t now_ms, double* budget) {
+  if (*budget < 1) return false;
+  {
+    // One entry at a time. Its completion always comes (applied, or failed with "request timed
+    // out" and the like); the age check is a safety net so that expiry can never stall for good.
+    absl::MutexLock lock(&pacing_->mu);
+    if (pacing_->in_flight_since_ms != 0 &&
+        now_ms - pacing_->in_flight_since_ms < options_.retry_ms) {
+      return false;
+    }
+  }
   // Read before deciding: a decision stamped with the term this member led in applies only if it
   // is logged in that term, so a deposed (e.g. paused) leader's decisions cannot revoke leases its
   // successor keeps alive.
   const uint64_t term = member_->proposer().leading_term();
-  if (term == 0) return;
-  auto expired = member_->state_machine().leases().PopExpired(now_ms, static_cast<size_t>(*budget),
-                                                              options_.retry_ms);
+  if (term == 0) return false;
+  const size_t max_leases =
+      std::min(options_.max_leases_per_entry, static_cast<size_t>(std::min(*budget, 1e9)));
+  auto expired = member_->state_machine().leases().PopExpired(
+      now_ms, max_leases, options_.max_keys_per_entry, options_.retry_ms);
+  if (expired.empty()) return false;
   *budget -= static_cast<double>(expired.size());
-  if (expired.empty()) return;
-  LogInfo("revoking expired leases", {{"count", std::to_string(expired.size())}});
   Metrics::Get().CountExpiredRevokes(expired.size());
-  for (int64_t id : expired) {
-    internalpb::InternalRequest entry;
-    entry.mutable_lease_revoke()->set_id(id);
-    entry.set_leader_term(term);
-    member_->Submit(std::move(entry), [id](storage::ApplyResult result) {
-      // NotFound: revoked meanwhile by a client. Anything else is retried after retry_ms.
-      if (!result.status.ok() && !absl::IsNotFound(result.status)) {
-        LogWarn("expired lease revoke failed",
-                {{"lease", std::to_string(id)}, {"error", result.status.ToString()}});
-      }
-    });
+  internalpb::InternalRequest entry;
+  entry.mutable_lease_expiry()->mutable_ids()->Assign(expired.begin(), expired.end());
+  entry.set_leader_term(term);
+  uint64_t seq;
+  {
+    absl::MutexLock lock(&pacing_->mu);
+    pacing_->in_flight_since_ms = now_ms;
+    seq = ++pacing_->proposed;
   }
+  const size_t count = expired.size();
+  member_->Submit(std::move(entry), [pacing = pacing_, seq, count](storage::ApplyResult result) {
+    // Leases not revoked come back after retry_ms.
+    if (!result.status.ok()) {
+      LogWarn("expired leases' revoke failed",
+              {{"leases", std::to_string(count)}, {"error", result.status.ToString()}});
+    }
+    absl::MutexLock lock(&pacing->mu);
+    if (pacing->proposed == seq) pacing->in_flight_since_ms = 0;
+  });
+  return true;
 }
 
 void ExpiryLoop::Checkpoint(int64_t now_ms) {

@@ -443,6 +443,16 @@ absl::Status StateMachine::ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* bat
   return absl::OkStatus();
 }
 
+void StateMachine::ApplyLeaseExpiry(const internalpb::LeaseExpiry& expiry,
+                                    rocksdb::WriteBatch* batch,
+                                    std::vector<mvccpb::Event>* events) {
+  etcdserverpb::LeaseRevokeResponse unused;
+  for (int64_t id : expiry.ids()) {
+    // NotFound (revoked meanwhile) is the only failure, and a skip is what it calls for.
+    if (leases_.Contains(id)) ApplyLeaseRevoke(id, batch, &unused, events).IgnoreError();
+  }
+}
+
 void StateMachine::ApplyCheckpoint(const internalpb::InternalRequest& entry,
                                    rocksdb::WriteBatch* batch) {
   for (const auto& checkpoint : entry.lease_checkpoint().entries()) {
@@ -515,6 +525,9 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
       result.status = ApplyLeaseRevoke(entry.lease_revoke().id(), &batch,
                                        response.mutable_lease_revoke(), &result.events);
       break;
+    case internalpb::InternalRequest::kLeaseExpiry:
+      ApplyLeaseExpiry(entry.lease_expiry(), &batch, &result.events);
+      break;
     case internalpb::InternalRequest::kLeaseCheckpoint:
       ApplyCheckpoint(entry, &batch);
       break;
@@ -549,6 +562,7 @@ bool StateMachine::RefusedWhenCorrupt(const internalpb::InternalRequest& entry) 
     case internalpb::InternalRequest::kCompaction:
     case internalpb::InternalRequest::kLeaseGrant:
     case internalpb::InternalRequest::kLeaseRevoke:
+    case internalpb::InternalRequest::kLeaseExpiry:
       return true;
     default:
       return false;

@@ -287,6 +287,37 @@ TEST_F(StateMachineTest, RevokeDeletesKeysInOneRevisionSorted) {
   EXPECT_EQ(Revoke(6).response.lease_revoke().header().revision(), 5);
 }
 
+TEST_F(StateMachineTest, ExpiryRevokesEachLeaseInARevisionOfItsOwn) {
+  Grant(1, 30);
+  Grant(2, 30);
+  Grant(3, 30);
+  Put("b", "1", 1);
+  Put("c", "1", 1);
+  Put("a", "1", 2);  // revision 4; lease 3 holds no key
+  internalpb::InternalRequest e;
+  // In the order given; 9 is unknown (revoked meanwhile, say) and skipped.
+  for (int64_t id : {2, 9, 3, 1}) e.mutable_lease_expiry()->add_ids(id);
+  auto r = Apply(e);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.events.size(), 3u);
+  EXPECT_EQ(r.events[0].kv().key(), "a");
+  EXPECT_EQ(r.events[0].kv().mod_revision(), 5);
+  EXPECT_EQ(r.events[1].kv().key(), "b");
+  EXPECT_EQ(r.events[1].kv().mod_revision(), 6);
+  EXPECT_EQ(r.events[2].kv().key(), "c");
+  EXPECT_EQ(r.events[2].kv().mod_revision(), 6);
+  for (const auto& event : r.events) EXPECT_EQ(event.type(), mvccpb::Event::DELETE);
+  EXPECT_EQ(sm_->revision(), 6);
+  EXPECT_EQ(Get("a", "z").kvs_size(), 0);
+  EXPECT_FALSE(sm_->leases().Contains(1));
+  EXPECT_FALSE(sm_->leases().Contains(2));
+  EXPECT_FALSE(sm_->leases().Contains(3));
+  // Gone after a restart too.
+  Reopen();
+  EXPECT_FALSE(sm_->leases().Contains(1));
+  EXPECT_EQ(sm_->revision(), 6);
+}
+
 TEST_F(StateMachineTest, LeaseSwitchAndDetach) {
   Grant(1, 30);
   Grant(2, 30);

@@ -4,13 +4,15 @@
 # data on the same disk, own ports and data dirs. Every workload runs against each server in turn
 # (alternating which goes first) REPEATS times; the table reports medians and ratios, and is
 # written to docs/benchmarks.md (docs/benchmarks-3-nodes.md for --nodes 3) with the exact command.
-# The expiry storm and the RSS figures are measured single node only.
+# The RSS figures are measured single node only. --only PATTERN runs just the cases whose names
+# match (grep -E) and writes its table to build/compare-table.md instead of docs/.
 # With --client go the load comes from etcd's own Go client instead (client/go-bench, built by
 # scripts/go-build.sh from Debian's Go packages): the lock hand-over and watch fan-out cases only,
 # written to the last section of docs/benchmarks.md (each kind of run keeps the other's part).
 #
 # usage: scripts/compare-etcd.sh [--nodes 1|3] [--client cpp|go] [--duration S] [--repeats N]
-#                                [--rss-leases "100000 1000000"] [--storm-leases N] [--out FILE]
+#                                [--rss-leases "100000 1000000"] [--storm-leases "100000 1000000"]
+#                                [--storm-drain-timeout S] [--only PATTERN] [--out FILE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -18,7 +20,11 @@ ROOT=$(pwd)
 DURATION=10
 REPEATS=3
 RSS_LEASES="100000 1000000"
-STORM_LEASES=100000
+STORM_LEASES="100000 1000000"
+# etcd revokes 1000 leases a second: a million would take it over a quarter of an hour. Past this
+# many seconds after the last deadline a storm case ends with the share deleted by then.
+STORM_DRAIN_TIMEOUT=120
+ONLY=""
 NODES=1
 CLIENT=cpp
 OUT=""
@@ -31,6 +37,8 @@ while [ $# -gt 0 ]; do
     --repeats) REPEATS=$2; shift 2 ;;
     --rss-leases) RSS_LEASES=$2; shift 2 ;;
     --storm-leases) STORM_LEASES=$2; shift 2 ;;
+    --storm-drain-timeout) STORM_DRAIN_TIMEOUT=$2; shift 2 ;;
+    --only) ONLY=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     *) echo "unknown argument $1"; exit 2 ;;
   esac
@@ -38,7 +46,8 @@ done
 [ "$NODES" = 1 ] || [ "$NODES" = 3 ] || { echo "--nodes must be 1 or 3"; exit 2; }
 [ "$CLIENT" = cpp ] || [ "$CLIENT" = go ] || { echo "--client must be cpp or go"; exit 2; }
 if [ -z "$OUT" ]; then
-  if [ "$NODES" = 1 ]; then OUT=docs/benchmarks.md
+  if [ -n "$ONLY" ]; then OUT=build/compare-table.md
+  elif [ "$NODES" = 1 ]; then OUT=docs/benchmarks.md
   else OUT=docs/benchmarks-3-nodes.md; fi
 fi
 
@@ -156,10 +165,13 @@ if [ "$CLIENT" = go ]; then
     "watch: 10000 watchers on 10000 streams, 1 put/s|$W --watchers 10000 --streams 10000 --conns 100 --rate 1"
   )
 fi
+# wanted NAME: whether --only lets the case run.
+wanted() { [ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1"; }
 for r in $(seq 1 "$REPEATS"); do
   echo "repeat $r/$REPEATS"
   for c in "${CASES[@]}"; do
     name=${c%%|*}; args=${c#*|}
+    wanted "$name" || continue
     if [ $((r % 2)) -eq 1 ]; then order="etcd leasehold"; else order="leasehold etcd"; fi
     for s in $order; do
       # shellcheck disable=SC2086
@@ -168,14 +180,21 @@ for r in $(seq 1 "$REPEATS"); do
   done
 done
 
-if [ "$NODES" = 1 ] && [ "$CLIENT" = cpp ]; then
-echo "expiry storm ($STORM_LEASES leases)"
-for s in etcd leasehold; do
-  run_case "$s" "expiry storm" expiry-storm --storm-leases "$STORM_LEASES" --storm-ttl 5 --clients 64 --conns 8
+if [ "$CLIENT" = cpp ]; then
+for n in $STORM_LEASES; do
+  wanted "expiry storm, $n leases" || continue
+  echo "expiry storm ($n leases)"
+  for s in etcd leasehold; do
+    run_case "$s" "expiry storm, $n leases" expiry-storm --storm-leases "$n" --storm-ttl 5 \
+      --storm-drain-timeout "$STORM_DRAIN_TIMEOUT" --clients 64 --conns 8
+  done
 done
+fi
 
-echo "RSS with idle leases"
+if [ "$NODES" = 1 ] && [ "$CLIENT" = cpp ]; then
 for n in $RSS_LEASES; do
+  wanted "RSS with $n idle leases" || continue
+  echo "RSS with $n idle leases"
   for s in etcd leasehold; do
     start_server "$s"
     "$BENCH" lease-grant --revoke=false --ttl 3600 --total "$n" --clients 128 --conns 8 --endpoints="$ENDPOINT" --json >/dev/null

@@ -45,7 +45,7 @@ const char kUsage[] =
     "  --rate=OPS_PER_S (open loop; latency from the intended start)  --json\n"
     "  --ttl=S --revoke=BOOL --leases-per-stream=N --key-size=N --value-size=N --key-space=N\n"
     "  --with-lease --serializable --locks=N --watchers-per-stream=N --storm-leases=N "
-    "--storm-ttl=S --storm-put-rate=R\n"
+    "--storm-ttl=S --storm-put-rate=R --storm-drain-timeout=S\n"
     "  --idle-watch-streams=N  (any workload) hold N watch streams open meanwhile, each watching a "
     "key\n"
     "                          nobody writes: what open streams cost every other call\n";
@@ -133,6 +133,7 @@ Options ParseOptions(int argc, char** argv) {
       {"storm-leases", [&](auto& n, auto& v) { o.storm_leases = std::max<int64_t>(1, Int(n, v)); }},
       {"storm-ttl", [&](auto& n, auto& v) { o.storm_ttl = std::max<int64_t>(1, Int(n, v)); }},
       {"storm-put-rate", [&](auto& n, auto& v) { o.storm_put_rate = Double(n, v); }},
+      {"storm-drain-timeout", [&](auto& n, auto& v) { o.storm_drain_timeout_s = Double(n, v); }},
   };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

@@ -34,8 +34,9 @@ struct Options {
   int locks = 0;  // txn-lock: number of lock names (0: one per client, uncontended)
   int64_t storm_leases = 100000;  // expiry-storm
   int64_t storm_ttl = 5;
-  double storm_put_rate = 500;  // background puts per second during the storm
-  int idle_watch_streams = 0;   // any workload: streams held open meanwhile, one idle watcher each
+  double storm_put_rate = 500;         // background puts per second during the storm
+  double storm_drain_timeout_s = 600;  // after the last deadline
+  int idle_watch_streams = 0;  // any workload: streams held open meanwhile, one idle watcher each
 };
 
 // Exits with a usage message on bad flags.

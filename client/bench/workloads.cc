@@ -4,11 +4,15 @@
 #include <chrono>
 #include <cstdio>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/string_view.h"
 #include "client/bench/keepalive_load.h"
 #include "client/bench/unary_call.h"
 #include "client/bench/watch_client.h"
@@ -382,51 +386,89 @@ Report ExpiryStormLoad(const Options& o, Connections& c) {
   LoadResult baseline = RunLoad(background, put_op);
 
   const auto granting = std::chrono::steady_clock::now();
-  std::atomic<int64_t> next{0};
+  auto since_start_us = [granting] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                 granting)
+        .count();
+  };
+  // When each lease's grant was sent: the server's deadline is at least that plus the TTL, so a
+  // DELETE seen before it is a lease revoked early.
+  std::vector<std::atomic<int64_t>> grant_sent_us(o.storm_leases);
+  const int64_t ttl_us = o.storm_ttl * 1'000'000;
+  // Deletions are observed as a client would, by watching the prefix from before the first grant
+  // (a count over every key would itself hold up the writes being measured).
+  std::atomic<int64_t> keys_written{std::numeric_limits<int64_t>::max()};
+  std::atomic<bool> drained{false};
+  std::atomic<int64_t> deleted{0}, drained_at_us{-1}, revoked_early{0}, most_early_us{0};
+  auto note_deleted = [&](int64_t count) {
+    if (deleted.fetch_add(count) + count >= keys_written.load() && !drained.exchange(true))
+      drained_at_us = since_start_us();
+  };
+  WatchClient watcher(c.watch(0));
+  etcdserverpb::WatchCreateRequest create;
+  create.set_key("storm/");
+  create.set_range_end("storm0");
+  create.add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
+  std::promise<void> watching;
+  watcher.Watch(
+      create,
+      [&](const etcdserverpb::WatchResponse& w) {
+        const int64_t now_us = since_start_us();
+        for (const auto& event : w.events()) {
+          int64_t i = -1;
+          if (absl::SimpleAtoi(absl::string_view(event.kv().key()).substr(6), &i) && i >= 0 &&
+              i < o.storm_leases && now_us < grant_sent_us[i] + ttl_us) {
+            revoked_early.fetch_add(1);
+            const int64_t early = grant_sent_us[i] + ttl_us - now_us;
+            for (int64_t m = most_early_us.load(); early > m;)
+              most_early_us.compare_exchange_weak(m, early);
+          }
+        }
+        if (w.events_size() > 0) note_deleted(w.events_size());
+        return true;
+      },
+      [&watching] { watching.set_value(); });
+  watching.get_future().wait();
+
+  std::atomic<int64_t> next{0}, last_sent_us{0};
   LoadResult granted_load = RunLoad(
       LoadSpec{std::min(o.clients, 128), o.storm_leases, 0, 0}, [&](int client, OpDone done) {
         const int64_t i = next.fetch_add(1);
+        grant_sent_us[i] = since_start_us();
+        last_sent_us = grant_sent_us[i].load();
         Grant(c, client, o.storm_ttl, [&c, client, i, done](const grpc::Status& s, int64_t id) {
           if (!s.ok()) return done(s);
           Put(c, client, KeyOf(i, 8, "storm/"), "x", id, done);
         });
       });
-  const auto granted = std::chrono::steady_clock::now();
-  const auto first_deadline = granting + std::chrono::seconds(o.storm_ttl);
+  const double grant_phase_s = static_cast<double>(since_start_us()) / 1e6;
+  keys_written = granted_load.ops - granted_load.error_count();
+  note_deleted(0);  // in case the last deletion came before the count was known
 
-  // Deletions are observed as a client would, by watching the prefix (a count over every key would
-  // itself hold up the writes being measured). The background puts run until the last one.
-  const int64_t keys_written = granted_load.ops - granted_load.error_count();
-  std::atomic<bool> drained{false};
-  std::atomic<int64_t> deleted{0};
-  std::atomic<int64_t> drained_at_us{-1};
-  WatchClient watcher(c.watch(0));
-  etcdserverpb::WatchCreateRequest create;
-  create.set_key("storm/");
-  create.set_range_end("storm0");
-  create.set_start_revision(1);
-  create.add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
-  watcher.Watch(create, [&](const etcdserverpb::WatchResponse& w) {
-    if (deleted.fetch_add(w.events_size()) + w.events_size() >= keys_written &&
-        !drained.exchange(true)) {
-      drained_at_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                          std::chrono::steady_clock::now() - first_deadline)
-                          .count();
-    }
-    return true;
-  });
-  background.duration_s = 600;
+  // The background puts run until the last key is gone, or the time allowed has passed.
+  background.duration_s = o.storm_drain_timeout_s + static_cast<double>(o.storm_ttl);
   background.stop = &drained;
   LoadResult during = RunLoad(background, put_op);
   watcher.Close();
   watcher.Wait();
-  const double drain_seconds = static_cast<double>(drained_at_us.load()) / 1e6;
+  // Leases fall due over the grant phase: from the first grant's TTL to the last one's. Not
+  // drained within the time allowed, the share deleted by then tells how far it got (-1 s).
+  const double drained_s = static_cast<double>(drained_at_us.load()) / 1e6;
+  const double first_due_s = static_cast<double>(ttl_us) / 1e6;
+  const double last_due_s = static_cast<double>(last_sent_us.load() + ttl_us) / 1e6;
 
   Report r;
   r.load = during;
   r.extras.emplace_back("leases", static_cast<double>(o.storm_leases));
-  r.extras.emplace_back("grant_phase_s", std::chrono::duration<double>(granted - granting).count());
-  r.extras.emplace_back("drain_s_after_first_deadline", drain_seconds);
+  r.extras.emplace_back("grant_phase_s", grant_phase_s);
+  r.extras.emplace_back("drain_s_after_first_deadline",
+                        drained_s < 0 ? -1 : drained_s - first_due_s);
+  r.extras.emplace_back("drain_s_after_last_deadline", drained_s < 0 ? -1 : drained_s - last_due_s);
+  r.extras.emplace_back("deleted_share",
+                        static_cast<double>(deleted.load()) /
+                            static_cast<double>(std::max<int64_t>(1, keys_written)));
+  r.extras.emplace_back("revoked_early", static_cast<double>(revoked_early.load()));
+  r.extras.emplace_back("most_early_ms", static_cast<double>(most_early_us.load()) / 1000.0);
   r.extras.emplace_back("put_p99_ms_baseline",
                         static_cast<double>(baseline.latency.Percentile(99)) / 1000.0);
   r.extras.emplace_back("put_p99_ms_during_storm",

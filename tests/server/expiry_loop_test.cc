@@ -6,60 +6,12 @@
 
 #include <gtest/gtest.h>
 
-#include "absl/synchronization/mutex.h"
+#include "server/test_proposer.h"
 #include "storage/reopen.h"
 #include "storage/temp_dir.h"
 
 namespace leasehold::server {
 namespace {
-
-// Holds each proposal's completion until the test releases it.
-class HoldingProposer : public Proposer {
- public:
-  void Propose(internalpb::InternalRequest entry, Done done, Abandoned) override {
-    absl::MutexLock lock(&mu);
-    proposed.push_back(std::move(entry));
-    waiting.push_back(std::move(done));
-  }
-  void ReadBarrier(std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
-  void ProposeConfChange(raftpb::ConfChange, std::function<void(absl::Status)> done) override {
-    done(absl::OkStatus());
-  }
-  void TransferLeadership(uint64_t, std::function<void(absl::Status)> done) override {
-    done(absl::OkStatus());
-  }
-  uint64_t committed_index() const override { return 0; }
-  uint64_t applied_index() const override { return 0; }
-  uint64_t term() const override { return 3; }
-  uint64_t leader_id() const override { return 1; }
-  bool lease_valid() const override { return true; }
-  uint64_t leading_term() const override { return 3; }
-  int64_t pending_proposals() const override { return 0; }
-
-  // Waits (up to 10 s) until `count` proposals have been made; false if they never came.
-  bool AwaitProposals(size_t count) {
-    absl::MutexLock lock(&mu);
-    auto enough = [this, count] { return proposed.size() >= count; };
-    return mu.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
-  }
-  size_t ProposalCount() {
-    absl::MutexLock lock(&mu);
-    return proposed.size();
-  }
-  void CompleteOldest() {
-    Done done;
-    {
-      absl::MutexLock lock(&mu);
-      done = std::move(waiting.front());
-      waiting.erase(waiting.begin());
-    }
-    done(storage::ApplyResult{});
-  }
-
-  absl::Mutex mu;
-  std::vector<internalpb::InternalRequest> proposed ABSL_GUARDED_BY(mu);
-  std::vector<Done> waiting ABSL_GUARDED_BY(mu);
-};
 
 class ExpiryLoopTest : public ::testing::Test {
  protected:
@@ -86,7 +38,7 @@ class ExpiryLoopTest : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<storage::StateMachine> sm_;
-  HoldingProposer proposer_;
+  TestProposer proposer_;
   TokenStore tokens_{absl::Seconds(60)};
   std::unique_ptr<Member> member_;
 };
@@ -99,19 +51,20 @@ TEST_F(ExpiryLoopTest, OneBoundedEntryInFlightTheNextAsSoonAsItCompletes) {
   ASSERT_TRUE(proposer_.AwaitProposals(1));
   // Many ticks pass: nothing more is proposed while the first entry is unanswered.
   absl::SleepFor(absl::Milliseconds(300));
-  EXPECT_EQ(proposer_.ProposalCount(), 1u);
+  EXPECT_EQ(proposer_.Proposed().size(), 1u);
   proposer_.CompleteOldest();
   ASSERT_TRUE(proposer_.AwaitProposals(2));
   proposer_.CompleteOldest();
   ASSERT_TRUE(proposer_.AwaitProposals(3));
   loop.Stop();
 
-  absl::MutexLock lock(&proposer_.mu);
+  const auto proposed = proposer_.Proposed();
   std::set<int64_t> ids;
   for (size_t i = 0; i < 3; ++i) {
-    const auto& entry = proposer_.proposed[i];
+    const auto& entry = proposed[i];
     ASSERT_TRUE(entry.has_lease_expiry());
-    EXPECT_EQ(entry.leader_term(), 3u);  // a deposed leader's entry is dropped by its term
+    EXPECT_EQ(entry.leader_term(),
+              TestProposer::kTerm);  // a deposed leader's entry is dropped by its term
     EXPECT_EQ(entry.lease_expiry().ids_size(), i < 2 ? 200 : 100);
     ids.insert(entry.lease_expiry().ids().begin(), entry.lease_expiry().ids().end());
   }
@@ -127,8 +80,7 @@ TEST_F(ExpiryLoopTest, ARevokeRateCapsTheCount) {
   proposer_.CompleteOldest();
   ASSERT_TRUE(proposer_.AwaitProposals(2));
   loop.Stop();
-  absl::MutexLock lock(&proposer_.mu);
-  for (const auto& entry : proposer_.proposed) EXPECT_LE(entry.lease_expiry().ids_size(), 2);
+  for (const auto& entry : proposer_.Proposed()) EXPECT_LE(entry.lease_expiry().ids_size(), 2);
 }
 
 }  // namespace

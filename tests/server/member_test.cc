@@ -5,37 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "common/etcd_errors.h"
+#include "server/test_proposer.h"
 #include "storage/reopen.h"
 #include "storage/temp_dir.h"
 
 namespace leasehold::server {
 namespace {
-
-// Records proposals; reports whatever indexes the test sets.
-class FakeProposer : public Proposer {
- public:
-  void Propose(internalpb::InternalRequest entry, Done, Abandoned) override {
-    proposed.push_back(std::move(entry));
-  }
-  void ReadBarrier(std::function<void(absl::Status)> done) override { done(absl::OkStatus()); }
-  void ProposeConfChange(raftpb::ConfChange, std::function<void(absl::Status)> done) override {
-    done(absl::OkStatus());
-  }
-  void TransferLeadership(uint64_t, std::function<void(absl::Status)> done) override {
-    done(absl::OkStatus());
-  }
-  uint64_t committed_index() const override { return committed; }
-  uint64_t applied_index() const override { return applied; }
-  uint64_t term() const override { return 1; }
-  uint64_t leader_id() const override { return 1; }
-  bool lease_valid() const override { return true; }
-  uint64_t leading_term() const override { return 1; }
-  int64_t pending_proposals() const override { return 0; }
-
-  uint64_t committed = 0;
-  uint64_t applied = 0;
-  std::vector<internalpb::InternalRequest> proposed;
-};
 
 class MemberTest : public ::testing::Test {
  protected:
@@ -79,7 +54,7 @@ class MemberTest : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<storage::StateMachine> sm_;
-  FakeProposer proposer_;
+  TestProposer proposer_;
   TokenStore tokens_{absl::Seconds(60)};
   std::unique_ptr<Member> member_;
   uint64_t index_ = 0;
@@ -89,12 +64,12 @@ TEST_F(MemberTest, RefusesNewRequestsWhileApplyingLagsFarBehind) {
   proposer_.committed = 10'000;
   proposer_.applied = 10'000 - Member::kMaxApplyLag;
   EXPECT_TRUE(Submit().ok());
-  ASSERT_EQ(proposer_.proposed.size(), 1u);
-  EXPECT_NE(proposer_.proposed[0].id(), 0u);
-  EXPECT_GT(proposer_.proposed[0].time_unix_ms(), 0);
+  ASSERT_EQ(proposer_.Proposed().size(), 1u);
+  EXPECT_NE(proposer_.Proposed()[0].id(), 0u);
+  EXPECT_GT(proposer_.Proposed()[0].time_unix_ms(), 0);
   proposer_.applied -= 1;
   EXPECT_EQ(Submit(), errors::TooManyRequests());
-  EXPECT_EQ(proposer_.proposed.size(), 1u);
+  EXPECT_EQ(proposer_.Proposed().size(), 1u);
 }
 
 TEST_F(MemberTest, TokensNameTheirUserOnlyWhileStillValid) {

@@ -72,10 +72,19 @@ def main():
     extras = []
     for case in order:
         servers = by_case[case]
-        if case.startswith("RSS"):
-            e = median([r["rss_kb"] for r in servers["etcd"]]) / 1024
-            l = median([r["rss_kb"] for r in servers["leasehold"]]) / 1024
-            extras.append(f"| {case} | {e:.0f} MiB | {l:.0f} MiB | {l / e:.2f} |")
+        if case.startswith("restart"):
+            e, l = servers["etcd"][0], servers["leasehold"][0]
+            extras.append(f"| {case}: serves again after | {e['restart_s']:.1f} s | {l['restart_s']:.1f} s | "
+                          f"{l['restart_s'] / e['restart_s']:.2f} |")
+            for when, key in (("before", "rss_kb_before"), ("after", "rss_kb")):
+                extras.append(f"| {case}: RSS {when} the restart | {e[key] / 1024:.0f} MiB | {l[key] / 1024:.0f} MiB | "
+                              f"{l[key] / e[key]:.2f} |")
+            continue
+        if case.startswith("expiry backlog"):
+            e, l = servers["etcd"][0], servers["leasehold"][0]
+            gone = lambda r: f"{r['drain_s']:.1f} s" if r["drain_s"] >= 0 else "not within the time limit"
+            ratio = f"{l['drain_s'] / e['drain_s']:.3f}" if min(e["drain_s"], l["drain_s"]) > 0 else ""
+            extras.append(f"| {case}: every key gone after serving again | {gone(e)} | {gone(l)} | {ratio} |")
             continue
         if case.startswith("expiry storm"):
             for s in ("etcd", "leasehold"):

@@ -4,7 +4,7 @@
 # data on the same disk, own ports and data dirs. Every workload runs against each server in turn
 # (alternating which goes first) REPEATS times; the table reports medians and ratios, and is
 # written to docs/benchmarks.md (docs/benchmarks-3-nodes.md for --nodes 3) with the exact command.
-# The RSS figures are measured single node only. --only PATTERN runs just the cases whose names
+# A million leases are restarted single node only. --only PATTERN runs just the cases whose names
 # match (grep -E) and writes its table to build/compare-table.md instead of docs/.
 # With --client go the load comes from etcd's own Go client instead (client/go-bench, built by
 # scripts/go-build.sh from Debian's Go packages): the lock hand-over and watch fan-out cases only,
@@ -71,14 +71,14 @@ PID=""  # the member that takes the load (the leader)
 client_port() { echo $(( $([ "$1" = etcd ] && echo "$ETCD_PORT" || echo "$LH_PORT") + 10 * ($2 - 1) )); }
 peer_port() { echo $(( $(client_port "$1" "$2") + 1 )); }
 
-start_server() { # etcd|leasehold
+start_server() { # etcd|leasehold [keep]: with keep, on the data the last run left
   local initial="" i
   for i in $(seq 1 "$NODES"); do initial+="${initial:+,}m$i=http://127.0.0.1:$(peer_port "$1" "$i")"; done
   PIDS=()
   for i in $(seq 1 "$NODES"); do
     local dir="$WORK/data-$1-$i" cp pp
     cp=$(client_port "$1" "$i"); pp=$(peer_port "$1" "$i")
-    rm -rf "$dir"
+    [ "${2:-}" = keep ] || rm -rf "$dir"
     launch_member "$1" "m$i" "$dir" "$cp" "$pp" "$initial" "$WORK/$1-$i.log"
     PIDS+=($!)
   done
@@ -145,6 +145,8 @@ CASES=(
   "range, serializable|range --serializable --clients 256 --conns 16 $D"
   "txn-lock cycles, 64 clients on 64 locks|txn-lock --clients 64 --conns 16 $D"
   "lock hand-over cycles, 16 clients on 1 lock|txn-lock --clients 16 --locks 1 --conns 16 $D"
+  "Lock RPC cycles, 64 clients on 64 locks|lock-rpc --clients 64 --conns 16 $D"
+  "Lock RPC hand-over cycles, 16 clients on 1 lock|lock-rpc --clients 16 --locks 1 --conns 16 $D"
   "watch-fanout events, 1000 watchers, 10 puts/s|watch-fanout --clients 1000 --conns 16 --rate 10 $D"
   "watch-fanout events, 10000 watchers on 100 streams, 1 put/s|watch-fanout --clients 10000 --watchers-per-stream 100 --conns 16 --rate 1 $D"
   "watch-fanout events, 10000 watchers on 10000 streams, 1 put/s|watch-fanout --clients 10000 --conns 16 --rate 1 $D"
@@ -191,21 +193,58 @@ for n in $STORM_LEASES; do
 done
 fi
 
-if [ "$NODES" = 1 ] && [ "$CLIENT" = cpp ]; then
+# restart_case SERVER CASE N TTL [--with-key]: grants N leases of TTL s (a key each with --with-key)
+# on a fresh server and notes the leader's RSS; stops every member; with a TTL under an hour, waits
+# until every lease is past due; starts the members again on their data and times how long until a
+# linearizable read answers, then the RSS, and (short TTL) how long until every lease's key is gone
+# (at most STORM_DRAIN_TIMEOUT s; -1 if not).
+restart_case() {
+  local server=$1 name=$2 n=$3 ttl=$4 with_key=${5:-} rss_before rss_after t0 t1 t2 drain=-1 count
+  start_server "$server"
+  "$BENCH" lease-grant --revoke=false $with_key --ttl "$ttl" --total "$n" --clients 128 --conns 8 \
+    --endpoints="$ENDPOINT" --json >/dev/null
+  local granted=$SECONDS
+  sleep 2
+  rss_before=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
+  stop_server
+  if [ "$ttl" -lt 3600 ]; then sleep $((granted + ttl + 1 - SECONDS > 0 ? granted + ttl + 1 - SECONDS : 0)); fi
+  t0=$(date +%s.%N)
+  start_server "$server" keep
+  until ETCDCTL_API=3 etcdctl --endpoints="$ENDPOINT" --command-timeout=2s get x >/dev/null 2>&1; do sleep 0.05; done
+  t1=$(date +%s.%N)
+  if [ "$ttl" -lt 3600 ]; then
+    while :; do
+      count=$(ETCDCTL_API=3 etcdctl --endpoints="$ENDPOINT" get lease-keys/ --prefix --count-only -w json 2>/dev/null |
+        python3 -c 'import json,sys; print(json.load(sys.stdin).get("count", 0))' 2>/dev/null || echo -1)
+      t2=$(date +%s.%N)
+      if [ "$count" = 0 ]; then drain=$(echo "$t2 - $t1" | bc); break; fi
+      [ "$(echo "$t2 - $t1 > $STORM_DRAIN_TIMEOUT" | bc)" = 1 ] && break
+      sleep 0.1
+    done
+  fi
+  sleep 2
+  rss_after=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
+  stop_server
+  echo "{\"server\":\"$server\",\"case\":\"$name\",\"leases\":$n,\"restart_s\":$(echo "$t1 - $t0" | bc),\"drain_s\":$drain,\"rss_kb_before\":$rss_before,\"rss_kb\":$rss_after}" >>"$RESULTS"
+  echo "  $server $name: serves after $(echo "$t1 - $t0" | bc) s, $((rss_before / 1024)) -> $((rss_after / 1024)) MiB, keys gone after ${drain} s"
+}
+
+if [ "$CLIENT" = cpp ]; then
 for n in $RSS_LEASES; do
-  wanted "RSS with $n idle leases" || continue
-  echo "RSS with $n idle leases"
-  for s in etcd leasehold; do
-    start_server "$s"
-    "$BENCH" lease-grant --revoke=false --ttl 3600 --total "$n" --clients 128 --conns 8 --endpoints="$ENDPOINT" --json >/dev/null
-    sleep 2
-    rss=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
-    stop_server
-    echo "{\"server\":\"$s\",\"case\":\"RSS with $n idle leases\",\"rss_kb\":$rss}" >>"$RESULTS"
-    echo "  $s $n leases: $((rss / 1024)) MiB"
+  for variant in "idle leases|" "leases with a key each|--with-key"; do
+    name="restart with $n ${variant%%|*}"
+    [ "$NODES" = 1 ] || [ "$n" = 100000 ] || continue  # a million is measured single node only
+    wanted "$name" || continue
+    echo "$name"
+    for s in etcd leasehold; do restart_case "$s" "$name" "$n" 3600 "${variant#*|}"; done
   done
 done
-
+name="expiry backlog after a restart, 100000 leases"
+if wanted "$name"; then
+  echo "$name"
+  # Due while the members are down: on their return every lease is expired at once.
+  for s in etcd leasehold; do restart_case "$s" "$name" 100000 120 --with-key; done
+fi
 fi
 
 NODES=$NODES CLIENT=$CLIENT python3 scripts/benchmark_table.py "$RESULTS" "$COMMAND" "$REPEATS" "$DURATION" "$OUT"

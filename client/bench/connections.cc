@@ -46,6 +46,7 @@ Connections::Connections(const Options& options) {
     kv_.push_back(etcdserverpb::KV::NewStub(channel));
     lease_.push_back(etcdserverpb::Lease::NewStub(channel));
     watch_.push_back(etcdserverpb::Watch::NewStub(channel));
+    lock_.push_back(v3lockpb::Lock::NewStub(channel));
     channels_.push_back(std::move(channel));
   }
 }

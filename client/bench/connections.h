@@ -9,6 +9,7 @@
 
 #include "client/bench/options.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
+#include "v3lockpb/v3lock.grpc.pb.h"
 
 namespace leasehold::bench {
 
@@ -18,6 +19,7 @@ class Connections {
   etcdserverpb::KV::Stub* kv(int client) { return kv_[client % kv_.size()].get(); }
   etcdserverpb::Lease::Stub* lease(int client) { return lease_[client % lease_.size()].get(); }
   etcdserverpb::Watch::Stub* watch(int client) { return watch_[client % watch_.size()].get(); }
+  v3lockpb::Lock::Stub* lock(int client) { return lock_[client % lock_.size()].get(); }
   // Waits until every connection is ready; false after `seconds`.
   bool WaitReady(double seconds);
 
@@ -26,6 +28,7 @@ class Connections {
   std::vector<std::unique_ptr<etcdserverpb::KV::Stub>> kv_;
   std::vector<std::unique_ptr<etcdserverpb::Lease::Stub>> lease_;
   std::vector<std::unique_ptr<etcdserverpb::Watch::Stub>> watch_;
+  std::vector<std::unique_ptr<v3lockpb::Lock::Stub>> lock_;
 };
 
 }  // namespace leasehold::bench

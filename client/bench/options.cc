@@ -14,7 +14,8 @@ const char kUsage[] =
     "Drives any etcd v3 gRPC server (Leasehold or etcd) and reports ops/s, errors by code and "
     "latency.\n\n"
     "workloads:\n"
-    "  lease-grant        LeaseGrant (then LeaseRevoke unless --revoke=false)\n"
+    "  lease-grant        LeaseGrant (then LeaseRevoke unless --revoke=false; with --with-key, "
+    "a Put of a key with the lease in between)\n"
     "  lease-keepalive    LeaseKeepAlive over --clients streams, --leases-per-stream leases each\n"
     "  lease-timetolive   LeaseTimeToLive on one lease per client\n"
     "  put                Put, --key-size/--value-size/--key-space, --with-lease\n"
@@ -33,6 +34,8 @@ const char kUsage[] =
     "                     1); puts at --rate (default 10/s); reports events delivered per second "
     "and\n"
     "                     put-to-watcher latency\n"
+    "  lock-rpc           etcd's Lock RPC (v3lockpb): Lock then Unlock, on a lease per client; "
+    "--locks names shared by the clients\n"
     "  expiry-storm       grant --storm-leases leases of --storm-ttl s, one key each; time until "
     "all keys\n"
     "                     are gone, and the p99 of a background put load before and during the "
@@ -43,7 +46,8 @@ const char kUsage[] =
     "  --cacert=FILE --cert=FILE --key=FILE  (TLS, as etcdctl's; on with https:// endpoints or "
     "--cacert)\n"
     "  --rate=OPS_PER_S (open loop; latency from the intended start)  --json\n"
-    "  --ttl=S --revoke=BOOL --leases-per-stream=N --key-size=N --value-size=N --key-space=N\n"
+    "  --ttl=S --revoke=BOOL --with-key --leases-per-stream=N --key-size=N --value-size=N "
+    "--key-space=N\n"
     "  --with-lease --serializable --locks=N --watchers-per-stream=N --storm-leases=N "
     "--storm-ttl=S --storm-put-rate=R --storm-drain-timeout=S\n"
     "  --idle-watch-streams=N  (any workload) hold N watch streams open meanwhile, each watching a "
@@ -113,6 +117,7 @@ Options ParseOptions(int argc, char** argv) {
       {"json", [&](auto& n, auto& v) { o.json = Bool(n, v); }},
       {"ttl", [&](auto& n, auto& v) { o.ttl = Int(n, v); }},
       {"revoke", [&](auto& n, auto& v) { o.revoke = Bool(n, v); }},
+      {"with-key", [&](auto& n, auto& v) { o.with_key = Bool(n, v); }},
       {"leases-per-stream",
        [&](auto& n, auto& v) {
          o.leases_per_stream = static_cast<int>(std::max<int64_t>(1, Int(n, v)));
@@ -152,8 +157,8 @@ Options ParseOptions(int argc, char** argv) {
     }
     auto it = setters.find(name);
     if (it == setters.end()) Usage("unknown flag --" + name);
-    const bool boolean =
-        name == "json" || name == "revoke" || name == "with-lease" || name == "serializable";
+    const bool boolean = name == "json" || name == "revoke" || name == "with-key" ||
+                         name == "with-lease" || name == "serializable";
     if (!has_value && !boolean) {
       if (i + 1 >= argc) Usage("--" + name + " needs a value");
       value = argv[++i];

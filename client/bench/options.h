@@ -23,6 +23,7 @@ struct Options {
   // workload parameters
   int64_t ttl = 60;           // lease TTL for lease workloads
   bool revoke = true;         // lease-grant: revoke each granted lease
+  bool with_key = false;      // lease-grant: put a key under lease-keys/ with each lease
   int leases_per_stream = 1;  // lease-keepalive
   int key_size = 8;
   int value_size = 256;

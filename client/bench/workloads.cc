@@ -156,16 +156,21 @@ class ClientRandom {
 
 Report LeaseGrantLoad(const Options& o, Connections& c) {
   Report r;
-  std::atomic<int64_t> revoking{0};
+  std::atomic<int64_t> revoking{0}, keys{0};
   r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
-    Grant(c, client, o.ttl, [&c, &o, &revoking, client, done](const grpc::Status& s, int64_t id) {
-      // The revoke keeps the lease count bounded; it is not part of the measured operation.
-      if (s.ok() && o.revoke) {
-        revoking.fetch_add(1);
-        Revoke(c, client, id, [&revoking](const grpc::Status&) { revoking.fetch_sub(1); });
-      }
-      done(s);
-    });
+    Grant(c, client, o.ttl,
+          [&c, &o, &revoking, &keys, client, done](const grpc::Status& s, int64_t id) {
+            auto finish = [&c, &o, &revoking, client, id, done](const grpc::Status& status) {
+              // The revoke keeps the lease count bounded; it is not part of the measured operation.
+              if (status.ok() && o.revoke) {
+                revoking.fetch_add(1);
+                Revoke(c, client, id, [&revoking](const grpc::Status&) { revoking.fetch_sub(1); });
+              }
+              done(status);
+            };
+            if (!s.ok() || !o.with_key) return finish(s);
+            Put(c, client, KeyOf(keys.fetch_add(1), 8, "lease-keys/"), "x", id, finish);
+          });
   });
   // Every callback must have run before the connections go away.
   while (revoking.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -374,6 +379,48 @@ Report TxnLockLoad(const Options& o, Connections& c) {
   return r;
 }
 
+// etcd's Lock RPC (v3lockpb), for clients without a lock recipe of their own: each client holds a
+// lease granted at the start (longer than any run) and loops Lock, then Unlock of the key it got.
+// Clients share --locks names (contended below --clients). Two holders of one name at once count
+// as an exclusion violation: a client marks itself holder when Lock answers and unmarks before
+// sending Unlock, so a correct server never lets the marks overlap.
+Report LockRpcLoad(const Options& o, Connections& c) {
+  const int locks = o.locks > 0 ? o.locks : o.clients;
+  const std::vector<int64_t> leases = GrantMany(c, o.clients, 3600, std::min(o.clients, 64));
+  auto holders = std::make_unique<std::atomic<int>[]>(static_cast<size_t>(locks));
+  for (int i = 0; i < locks; ++i) holders[i] = 0;
+  std::atomic<int64_t> exclusion_violations{0};
+  Report r;
+  r.load = RunLoad(SpecOf(o), [&](int client, OpDone done) {
+    const int lock = client % locks;
+    v3lockpb::LockRequest request;
+    request.set_name("rpc-lock/" + std::to_string(lock));
+    request.set_lease(leases[static_cast<size_t>(client)]);
+    auto* stub = c.lock(client);
+    CallUnary<v3lockpb::LockRequest, v3lockpb::LockResponse>(
+        [stub](auto* ctx, auto* rq, auto* rs, auto cb) {
+          stub->async()->Lock(ctx, rq, rs, std::move(cb));
+        },
+        std::move(request),
+        [&, lock, stub, done](const grpc::Status& s, const v3lockpb::LockResponse& locked) {
+          if (!s.ok()) return done(s);
+          if (holders[lock].fetch_add(1) != 0) exclusion_violations.fetch_add(1);
+          holders[lock].fetch_sub(1);
+          v3lockpb::UnlockRequest unlock;
+          unlock.set_key(locked.key());
+          CallUnary<v3lockpb::UnlockRequest, v3lockpb::UnlockResponse>(
+              [stub](auto* ctx, auto* rq, auto* rs, auto cb) {
+                stub->async()->Unlock(ctx, rq, rs, std::move(cb));
+              },
+              std::move(unlock),
+              [done](const grpc::Status& s, const v3lockpb::UnlockResponse&) { done(s); });
+        });
+  });
+  RevokeMany(c, leases, std::min(o.clients, 64));
+  r.extras.emplace_back("exclusion_violations", static_cast<double>(exclusion_violations.load()));
+  return r;
+}
+
 // Grants many short leases with one key each, then measures how long the server takes to make every
 // key vanish, while an open-loop put load measures its own latency before and during the storm.
 Report ExpiryStormLoad(const Options& o, Connections& c) {
@@ -552,6 +599,8 @@ bool RunWorkload(const Options& o, Connections& c, Report* report, std::string* 
     *report = TxnLockLoad(o, c);
   } else if (o.workload == "watch-fanout") {
     *report = WatchFanoutLoad(o, c);
+  } else if (o.workload == "lock-rpc") {
+    *report = LockRpcLoad(o, c);
   } else if (o.workload == "expiry-storm") {
     *report = ExpiryStormLoad(o, c);
   } else {

@@ -7,10 +7,11 @@
 namespace leasehold {
 
 Mutex::Mutex(Client* client, std::string name, int64_t lease_id)
-    : client_(client),
-      prefix_(name + "/"),
-      key_(absl::StrFormat("%s/%x", name, lease_id)),
-      lease_id_(lease_id) {}
+    : client_(client), prefix_(PrefixOf(name)), key_(KeyOf(name, lease_id)), lease_id_(lease_id) {}
+
+std::string Mutex::KeyOf(const std::string& name, int64_t lease_id) {
+  return absl::StrFormat("%s/%x", name, lease_id);
+}
 
 etcdserverpb::Compare Mutex::HeldBy(const LockToken& token) {
   return CreateRevisionIs(token.key, token.fencing_token);

@@ -51,6 +51,10 @@ class Mutex {
 
   const std::string& key() const { return key_; }
 
+  // The key a contender with lease `lease_id` queues under for lock `name`, and their prefix.
+  static std::string KeyOf(const std::string& name, int64_t lease_id);
+  static std::string PrefixOf(const std::string& name) { return name + "/"; }
+
   // A Txn compare that holds only while `token` still owns its lock.
   static etcdserverpb::Compare HeldBy(const LockToken& token);
 

@@ -28,9 +28,8 @@ etcdserverpb::Compare CreateRevisionIs(const std::string& key, int64_t revision)
   return compare;
 }
 
-absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix,
-                                   const std::string& key, const std::string& value,
-                                   int64_t lease) {
+etcdserverpb::TxnRequest EnqueueTxn(const std::string& prefix, const std::string& key,
+                                    const std::string& value, int64_t lease) {
   etcdserverpb::TxnRequest txn;
   *txn.add_compare() = CreateRevisionIs(key, 0);  // the key does not exist
   auto* put = txn.add_success()->mutable_request_put();
@@ -46,22 +45,33 @@ absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix,
     owner->set_sort_order(etcdserverpb::RangeRequest::ASCEND);
     owner->set_limit(1);
   }
-  auto response = client->Txn(txn);
-  if (!response.ok()) return response.status();
+  return txn;
+}
+
+absl::StatusOr<QueuePlace> PlaceOf(const etcdserverpb::TxnResponse& response,
+                                   const std::string& key) {
   QueuePlace place;
-  place.revision = response->header().revision();
-  place.existed = !response->succeeded();
-  place.create_revision = response->header().revision();
+  place.revision = response.header().revision();
+  place.existed = !response.succeeded();
+  place.create_revision = response.header().revision();
   if (place.existed) {
-    const auto& mine = response->responses(0).response_range();
+    const auto& mine = response.responses(0).response_range();
     if (mine.kvs_size() == 0)
       return absl::AbortedError("the key " + key + " vanished while enqueuing; try again");
     place.create_revision = mine.kvs(0).create_revision();
     place.existing_value = mine.kvs(0).value();
   }
-  const auto& owner = response->responses(1).response_range();
+  const auto& owner = response.responses(1).response_range();
   place.first = owner.kvs_size() > 0 && owner.kvs(0).create_revision() == place.create_revision;
   return place;
+}
+
+absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix,
+                                   const std::string& key, const std::string& value,
+                                   int64_t lease) {
+  auto response = client->Txn(EnqueueTxn(prefix, key, value, lease));
+  if (!response.ok()) return response.status();
+  return PlaceOf(*response, key);
 }
 
 absl::StatusOr<int64_t> WaitUntilFirst(Client* client, const std::string& prefix,

@@ -32,6 +32,12 @@ etcdserverpb::Compare CreateRevisionIs(const std::string& key, int64_t revision)
 [[nodiscard]] absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix,
                                                  const std::string& key, const std::string& value,
                                                  int64_t lease);
+// The two halves of Enqueue, for a caller that runs the transaction its own way (the server's Lock
+// RPC proposes it directly): the transaction, and the place its response gives `key`.
+etcdserverpb::TxnRequest EnqueueTxn(const std::string& prefix, const std::string& key,
+                                    const std::string& value, int64_t lease);
+[[nodiscard]] absl::StatusOr<QueuePlace> PlaceOf(const etcdserverpb::TxnResponse& response,
+                                                 const std::string& key);
 
 // Waits until nobody is ahead of `key` (created at `create_revision`) under `prefix`: repeatedly
 // finds the newest key created before it and waits, by watch, for its deletion. Returns the

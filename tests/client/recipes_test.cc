@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "client/leasehold/client.h"
 #include "client/leasehold/election.h"
@@ -252,10 +254,18 @@ TEST_F(RecipesTest, LockServiceWaitsForTheHolderAndSharesKeysWithTheLibrary) {
   request.set_lease(c_lease->id());
   v3lockpb::LockResponse never;
   EXPECT_EQ(lock->Lock(&c3, request, &never).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  absl::SleepFor(absl::Milliseconds(300));
-  auto keys = client_->GetPrefix("svc-lock/");
-  ASSERT_TRUE(keys.ok());
-  EXPECT_EQ(keys->kvs_size(), 1) << "only b's key remains";
+  // The server leaves the queue once it sees the call gone: give it up to 10 s.
+  auto queued = [&] {
+    int count = -1;
+    for (int i = 0; i < 100; ++i) {
+      auto keys = client_->GetPrefix("svc-lock/");
+      count = keys.ok() ? keys->kvs_size() : -1;
+      if (count == 1) break;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return count;
+  };
+  EXPECT_EQ(queued(), 1) << "only b's key remains";
 
   // A lease that does not exist: etcd's error, which its Lock server passes on as a plain error.
   grpc::ClientContext c4;
@@ -263,7 +273,37 @@ TEST_F(RecipesTest, LockServiceWaitsForTheHolderAndSharesKeysWithTheLibrary) {
   grpc::Status missing = lock->Lock(&c4, request, &never);
   EXPECT_EQ(missing.error_code(), grpc::StatusCode::UNKNOWN);
   EXPECT_EQ(missing.error_message(), "etcdserver: requested lease not found");
-  ASSERT_TRUE(b.Unlock().ok());
+
+  // A Lock call waiting behind b is handed the lock once b releases it; one with lease 0 gets a
+  // session lease of its own (etcd's 60 s) and queues behind that.
+  grpc::ClientContext c5;
+  request.set_lease(c_lease->id());
+  v3lockpb::LockResponse next;
+  std::thread releaser([&] {
+    absl::SleepFor(absl::Milliseconds(200));
+    EXPECT_TRUE(b.Unlock().ok());
+  });
+  ASSERT_TRUE(lock->Lock(&c5, request, &next).ok());
+  releaser.join();
+  EXPECT_EQ(next.key(), absl::StrFormat("svc-lock/%x", c_lease->id()));
+  grpc::ClientContext c6;
+  c6.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+  request.set_lease(0);
+  EXPECT_EQ(lock->Lock(&c6, request, &never).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(queued(), 1) << "the lease-0 caller left the queue when it gave up";
+  grpc::ClientContext c7;
+  v3lockpb::UnlockRequest unlock;
+  unlock.set_key(next.key());
+  v3lockpb::UnlockResponse unlocked;
+  ASSERT_TRUE(lock->Unlock(&c7, unlock, &unlocked).ok());
+  grpc::ClientContext c8;
+  v3lockpb::LockResponse fresh;
+  ASSERT_TRUE(lock->Lock(&c8, request, &fresh).ok());
+  int64_t session_lease = 0;
+  ASSERT_TRUE(absl::SimpleHexAtoi(fresh.key().substr(fresh.key().find('/') + 1), &session_lease));
+  auto ttl = client_->LeaseTimeToLive(session_lease);
+  ASSERT_TRUE(ttl.ok());
+  EXPECT_EQ(ttl->grantedttl(), 60);
 }
 
 // A Lock or Campaign call whose lease ends while it waits does not come back holding anything.

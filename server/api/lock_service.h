@@ -1,8 +1,10 @@
 // v3lockpb.Lock: etcd's lock service, for clients that speak gRPC but have no lock recipe of their
-// own. It runs the client library's Mutex against this member (through an in-process channel), so
-// its locks and those taken by `etcdctl lock` or leasehold::Mutex are the same locks. As etcd does,
-// it uses the caller's lease as it is (the caller keeps it alive), and a lease of 0 gets a fresh 60
-// s lease.
+// own. It follows the client library's Mutex protocol (the same keys, so its locks and those taken
+// by `etcdctl lock` or leasehold::Mutex are the same locks): the caller's key is enqueued by a
+// proposal of this member's own and a free lock is answered as that applies; a contended one waits
+// on a BlockingCalls thread, through the member's in-process client, for the keys ahead to go.
+// Unlock proposes the key's deletion. As etcd does, it uses the caller's lease as it is (the caller
+// keeps it alive), and a lease of 0 gets a fresh 60 s lease.
 #pragma once
 
 #include <memory>

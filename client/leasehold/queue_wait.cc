@@ -74,24 +74,36 @@ absl::StatusOr<QueuePlace> Enqueue(Client* client, const std::string& prefix,
   return PlaceOf(*response, key);
 }
 
+etcdserverpb::TxnRequest AheadTxn(const std::string& prefix, const std::string& key,
+                                  int64_t create_revision) {
+  etcdserverpb::TxnRequest txn;
+  *txn.add_success()->mutable_request_range() = NewestBefore(prefix, create_revision - 1);
+  txn.add_success()->mutable_request_range()->set_key(key);
+  return txn;
+}
+
+Ahead AheadOf(const etcdserverpb::TxnResponse& response, int64_t create_revision) {
+  Ahead ahead;
+  ahead.revision = response.header().revision();
+  const auto& mine = response.responses(1).response_range();
+  ahead.queued = mine.kvs_size() > 0 && mine.kvs(0).create_revision() == create_revision;
+  const auto& newest = response.responses(0).response_range();
+  if (newest.kvs_size() > 0) ahead.key = newest.kvs(0).key();
+  return ahead;
+}
+
 absl::StatusOr<int64_t> WaitUntilFirst(Client* client, const std::string& prefix,
                                        const std::string& key, int64_t create_revision,
                                        absl::Time deadline, const CancellationToken& cancel) {
   while (true) {
-    // One read-only transaction: who is just ahead of us, and are we still queued.
-    etcdserverpb::TxnRequest txn;
-    *txn.add_success()->mutable_request_range() = NewestBefore(prefix, create_revision - 1);
-    txn.add_success()->mutable_request_range()->set_key(key);
-    auto response = client->Txn(txn);
+    auto response = client->Txn(AheadTxn(prefix, key, create_revision));
     if (!response.ok()) return response.status();
-    const auto& mine = response->responses(1).response_range();
-    if (mine.kvs_size() == 0 || mine.kvs(0).create_revision() != create_revision) {
+    const Ahead ahead = AheadOf(*response, create_revision);
+    if (!ahead.queued) {
       return absl::FailedPreconditionError("the lease of " + key + " ended while it was waiting");
     }
-    const auto& ahead = response->responses(0).response_range();
-    if (ahead.kvs_size() == 0) return response->header().revision();
-    absl::Status st = client->WaitForDelete(ahead.kvs(0).key(), response->header().revision() + 1,
-                                            deadline, cancel);
+    if (ahead.key.empty()) return ahead.revision;
+    absl::Status st = client->WaitForDelete(ahead.key, ahead.revision + 1, deadline, cancel);
     if (!st.ok()) return st;
   }
 }

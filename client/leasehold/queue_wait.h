@@ -39,6 +39,17 @@ etcdserverpb::TxnRequest EnqueueTxn(const std::string& prefix, const std::string
 [[nodiscard]] absl::StatusOr<QueuePlace> PlaceOf(const etcdserverpb::TxnResponse& response,
                                                  const std::string& key);
 
+// Who is just ahead of `key` (created at `create_revision`) under `prefix`, read in one read-only
+// transaction (AheadTxn) and its answer (AheadOf).
+struct Ahead {
+  bool queued = false;   // `key` still exists with that create revision (its lease has not ended)
+  std::string key;       // the newest key created before it; empty when it is first
+  int64_t revision = 0;  // the store revision of the read
+};
+etcdserverpb::TxnRequest AheadTxn(const std::string& prefix, const std::string& key,
+                                  int64_t create_revision);
+Ahead AheadOf(const etcdserverpb::TxnResponse& response, int64_t create_revision);
+
 // Waits until nobody is ahead of `key` (created at `create_revision`) under `prefix`: repeatedly
 // finds the newest key created before it and waits, by watch, for its deletion. Returns the
 // revision at which `key` was seen first; FailedPrecondition when `key` itself disappeared (its

@@ -1,8 +1,5 @@
 #include "server/api/lock_service.h"
 
-#include <thread>
-
-#include "client/leasehold/client.h"
 #include "client/leasehold/mutex.h"
 #include "client/leasehold/queue_wait.h"
 #include "server/api/caller.h"
@@ -23,19 +20,17 @@ grpc::Status LockError(const absl::Status& status) {
 }
 
 // One Lock call. The caller's key is enqueued by a proposal of this member's own, and a free lock
-// is answered as soon as that applies, on the thread that applied it. Only a contended lock waits,
-// on a thread of its own (BlockingCalls' slot, claimed up front), for the keys ahead to go, through
-// the member's in-process client; cancelled there, it gives up its place. Deleted once both the
-// work and gRPC are done with it.
+// is answered as soon as that applies, on the thread that applied it. A contended lock waits in
+// LockWaiters (no thread of its own) and is answered as the release before it is applied here; a
+// call cancelled meanwhile leaves the queue. Holds a BlockingCalls slot, claimed up front, until it
+// finishes, so that shutting down waits for it. Deleted once both the work and gRPC are done.
 class LockReactor final : public grpc::ServerUnaryReactor {
  public:
-  LockReactor(Member* member, BlockingCalls* calls, Client* client,
-              std::shared_ptr<Client> caller_client, std::string user,
+  LockReactor(Member* member, BlockingCalls* calls, LockWaiters* waiters, std::string user,
               const v3lockpb::LockRequest* request, v3lockpb::LockResponse* response)
       : member_(member),
         calls_(calls),
-        client_(caller_client ? caller_client.get() : client),
-        caller_client_(std::move(caller_client)),
+        waiters_(waiters),
         user_(std::move(user)),
         request_(request),
         response_(response) {
@@ -53,38 +48,47 @@ class LockReactor final : public grpc::ServerUnaryReactor {
     });
   }
 
-  void OnCancel() override { source_.Cancel("the call was cancelled"); }
+  void OnCancel() override {
+    cancelled_ = true;
+    if (const int64_t id = waiter_id_.load(); id != 0) waiters_->Cancel(id);
+  }
   void OnDone() override { Unref(); }
 
  private:
   void Propose(internalpb::InternalRequest entry, Proposer::Done done) {
     entry.mutable_caller()->set_user(user_);
-    const CancellationToken cancel = source_.token();
-    member_->Submit(std::move(entry), std::move(done), [cancel] { return cancel.cancelled(); });
+    member_->Submit(std::move(entry), std::move(done), [this] { return cancelled_.load(); });
   }
 
   void Enqueue(int64_t lease) {
-    prefix_ = Mutex::PrefixOf(request_->name());
     key_ = Mutex::KeyOf(request_->name(), lease);
     internalpb::InternalRequest entry;
-    *entry.mutable_txn() = EnqueueTxn(prefix_, key_, "", lease);
+    *entry.mutable_txn() = EnqueueTxn(Mutex::PrefixOf(request_->name()), key_, "", lease);
     Propose(std::move(entry), [this](storage::ApplyResult result) {
       if (!result.status.ok()) return Done(EmbeddedClientError(result.status));
       auto place = PlaceOf(result.response.txn(), key_);
       if (!place.ok()) return Done(EmbeddedClientError(place.status()));
       if (place->first) return Answer(place->revision);
-      const int64_t create_revision = place->create_revision;
-      std::thread([this, create_revision] { Wait(create_revision); }).detach();
+      // The wait may end (and the call with it) before Wait returns: hold on to this meanwhile.
+      owners_.fetch_add(1);
+      const int64_t id =
+          waiters_->Wait(Mutex::PrefixOf(request_->name()), key_, place->create_revision,
+                         [this](absl::StatusOr<int64_t> held_at) { Waited(held_at); });
+      waiter_id_ = id;
+      if (cancelled_.load()) waiters_->Cancel(id);
+      Unref();
     });
   }
 
-  void Wait(int64_t create_revision) {
-    auto held_at = WaitUntilFirst(client_, prefix_, key_, create_revision, absl::InfiniteFuture(),
-                                  source_.token());
+  void Waited(const absl::StatusOr<int64_t>& held_at) {
     if (held_at.ok()) return Answer(*held_at);
+    if (absl::IsFailedPrecondition(held_at.status())) return Done(LockError(held_at.status()));
     // Leave the queue so that those behind are not held up by a key nobody waits on.
-    if (!absl::IsFailedPrecondition(held_at.status())) client_->Delete(key_).IgnoreError();
-    Done(LockError(held_at.status()));
+    internalpb::InternalRequest leave;
+    leave.mutable_delete_range()->set_key(key_);
+    leave.mutable_caller()->set_user(user_);
+    const grpc::Status status = LockError(held_at.status());
+    member_->Submit(std::move(leave), [this, status](storage::ApplyResult) { Done(status); });
   }
 
   void Answer(int64_t revision) {
@@ -104,13 +108,13 @@ class LockReactor final : public grpc::ServerUnaryReactor {
 
   Member* const member_;
   BlockingCalls* const calls_;
-  Client* const client_;
-  const std::shared_ptr<Client> caller_client_;  // owns client_ when the call carries a token
+  LockWaiters* const waiters_;
   const std::string user_;
   const v3lockpb::LockRequest* const request_;
   v3lockpb::LockResponse* const response_;
-  std::string prefix_, key_;
-  CancellationSource source_;
+  std::string key_;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<int64_t> waiter_id_{0};
   std::atomic<int> owners_{2};  // the work and gRPC
 };
 
@@ -123,14 +127,12 @@ grpc::ServerUnaryReactor* LockService::Lock(grpc::CallbackServerContext* context
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishNow(context, user.status());
   grpc::Status refusal;
-  Client* client = calls_->Acquire(&refusal);
-  if (client == nullptr) {
+  if (calls_->Acquire(&refusal) == nullptr) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(refusal);
     return reactor;
   }
-  return new LockReactor(member_, calls_, client, BlockingCalls::CallerClient(*context, *client),
-                         std::move(*user), request, response);
+  return new LockReactor(member_, calls_, waiters_, std::move(*user), request, response);
 }
 
 grpc::ServerUnaryReactor* LockService::Unlock(grpc::CallbackServerContext* context,

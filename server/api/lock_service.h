@@ -2,7 +2,7 @@
 // own. It follows the client library's Mutex protocol (the same keys, so its locks and those taken
 // by `etcdctl lock` or leasehold::Mutex are the same locks): the caller's key is enqueued by a
 // proposal of this member's own and a free lock is answered as that applies; a contended one waits
-// on a BlockingCalls thread, through the member's in-process client, for the keys ahead to go.
+// in LockWaiters and is answered as the release before it applies.
 // Unlock proposes the key's deletion. As etcd does, it uses the caller's lease as it is (the caller
 // keeps it alive), and a lease of 0 gets a fresh 60 s lease.
 #pragma once
@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "server/api/blocking_calls.h"
+#include "server/api/lock_waiters.h"
 #include "server/member/member.h"
 #include "v3lockpb/v3lock.grpc.pb.h"
 
@@ -17,7 +18,9 @@ namespace leasehold::server {
 
 class LockService final : public v3lockpb::Lock::CallbackService {
  public:
-  LockService(Member* member, BlockingCalls* calls) : member_(member), calls_(calls) {}
+  // `calls` bounds how many Lock calls run at once (and lets shutdown wait for them).
+  LockService(Member* member, BlockingCalls* calls, LockWaiters* waiters)
+      : member_(member), calls_(calls), waiters_(waiters) {}
 
   grpc::ServerUnaryReactor* Lock(grpc::CallbackServerContext* context,
                                  const v3lockpb::LockRequest* request,
@@ -29,6 +32,7 @@ class LockService final : public v3lockpb::Lock::CallbackService {
  private:
   Member* const member_;
   BlockingCalls* const calls_;
+  LockWaiters* const waiters_;
 };
 
 }  // namespace leasehold::server

@@ -222,7 +222,8 @@ int Serve(Flags flags) {
   // Lock and Election wait for as long as a holder keeps its lock, each call on a thread of its
   // own.
   BlockingCalls blocking_calls(/*max_running=*/4096);
-  LockService lock_service(&member, &blocking_calls);
+  LockWaiters lock_waiters(&member, &watch_hub);
+  LockService lock_service(&member, &blocking_calls, &lock_waiters);
   ElectionService election_service(&member, &blocking_calls);
   // Password hashing and checking get a small budget of their own: guessing cannot starve locks.
   BlockingCalls auth_calls(/*max_running=*/16);

@@ -19,6 +19,15 @@ grpc::Status LockError(const absl::Status& status) {
   return EmbeddedClientError(status);
 }
 
+// A caller refused before its call starts, with the error etcd's lock server passes on from its
+// embedded client (as every error of these calls).
+grpc::ServerUnaryReactor* FinishEmbedded(grpc::CallbackServerContext* context,
+                                         const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(EmbeddedClientError(status));
+  return reactor;
+}
+
 // One Lock call. The caller's key is enqueued by a proposal of this member's own, and a free lock
 // is answered as soon as that applies, on the thread that applied it. A contended lock waits in
 // LockWaiters (no thread of its own) and is answered as the release before it is applied here; a
@@ -125,7 +134,7 @@ grpc::ServerUnaryReactor* LockService::Lock(grpc::CallbackServerContext* context
                                             v3lockpb::LockResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
-  if (!user.ok()) return FinishNow(context, user.status());
+  if (!user.ok()) return FinishEmbedded(context, user.status());
   grpc::Status refusal;
   if (calls_->Acquire(&refusal) == nullptr) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -140,7 +149,7 @@ grpc::ServerUnaryReactor* LockService::Unlock(grpc::CallbackServerContext* conte
                                               v3lockpb::UnlockResponse* response) {
   if (absl::Status st = member_->LearnerRefusal(); !st.ok()) return FinishNow(context, st);
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
-  if (!user.ok()) return FinishNow(context, user.status());
+  if (!user.ok()) return FinishEmbedded(context, user.status());
   // A delete of the key, proposed directly (as etcd's lock server deletes it with its client).
   internalpb::InternalRequest entry;
   entry.mutable_delete_range()->set_key(request->key());

@@ -1,5 +1,7 @@
 #include "server/api/lock_waiters.h"
 
+#include <tuple>
+
 #include "client/leasehold/queue_wait.h"
 
 namespace leasehold::server {
@@ -9,15 +11,14 @@ LockWaiters::LockWaiters(Member* member, WatchHub* hub)
 
 LockWaiters::~LockWaiters() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_one();
   thread_.join();
   hub_->RemoveAll(this);
   std::unordered_map<int64_t, Waiter> left;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     left.swap(waiters_);
   }
   for (auto& [id, waiter] : left) waiter.done(absl::UnavailableError("etcdserver: server stopped"));
@@ -26,7 +27,7 @@ LockWaiters::~LockWaiters() {
 int64_t LockWaiters::Wait(std::string prefix, std::string key, int64_t create_revision, Done done) {
   int64_t id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     id = next_id_++;
     waiters_[id] = Waiter{std::move(prefix), std::move(key), create_revision, std::move(done)};
   }
@@ -50,27 +51,32 @@ void LockWaiters::Compacted(int64_t watch_id, int64_t) { Post(watch_id, Action::
 
 void LockWaiters::Post(int64_t id, Action action) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     actions_.emplace_back(id, action);
   }
-  wake_.notify_one();
 }
 
 void LockWaiters::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !actions_.empty(); });
-    if (stopping_) return;
-    const auto [id, action] = actions_.front();
-    actions_.pop_front();
-    if (!waiters_.contains(id)) continue;  // ended already
-    lock.unlock();
+    int64_t id;
+    Action action;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](LockWaiters* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+            return self->stopping_ || !self->actions_.empty();
+          },
+          this));
+      if (stopping_) return;
+      std::tie(id, action) = actions_.front();
+      actions_.pop_front();
+      if (!waiters_.contains(id)) continue;  // ended already
+    }
     if (action == Action::kCancel) {
       End(id, absl::CancelledError("the call was cancelled"));
     } else {
       Look(id);
     }
-    lock.lock();
   }
 }
 
@@ -79,7 +85,7 @@ void LockWaiters::Look(int64_t id) {
   int64_t create_revision;
   bool watching;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const Waiter& waiter = waiters_.at(id);
     prefix = waiter.prefix;
     key = waiter.key;
@@ -106,7 +112,7 @@ void LockWaiters::Look(int64_t id) {
     Post(id, Action::kLook);  // compacted meanwhile: look again at what is there now
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   waiters_.at(id).watching = true;
 }
 
@@ -114,7 +120,7 @@ void LockWaiters::End(int64_t id, absl::StatusOr<int64_t> outcome) {
   Done done;
   bool watching;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = waiters_.find(id);
     if (it == waiters_.end()) return;
     done = std::move(it->second.done);

@@ -8,16 +8,16 @@
 // Thread-safe. Looks happen on the sink's own thread, never under the hub's lock.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "server/member/member.h"
 #include "server/watch/watch_hub.h"
 
@@ -63,12 +63,11 @@ class LockWaiters final : public WatchSink {
 
   Member* const member_;
   WatchHub* const hub_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  int64_t next_id_ = 1;
-  std::unordered_map<int64_t, Waiter> waiters_;     // guarded by mu_
-  std::deque<std::pair<int64_t, Action>> actions_;  // guarded by mu_
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::unordered_map<int64_t, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::pair<int64_t, Action>> actions_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

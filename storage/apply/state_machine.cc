@@ -443,13 +443,17 @@ absl::Status StateMachine::ApplyLeaseRevoke(int64_t id, rocksdb::WriteBatch* bat
   return absl::OkStatus();
 }
 
-void StateMachine::ApplyLeaseExpiry(const internalpb::LeaseExpiry& expiry,
+void StateMachine::ApplyLeaseExpiry(const internalpb::InternalRequest& entry,
                                     rocksdb::WriteBatch* batch,
                                     std::vector<mvccpb::Event>* events) {
   etcdserverpb::LeaseRevokeResponse unused;
-  for (int64_t id : expiry.ids()) {
-    // NotFound (revoked meanwhile) is the only failure, and a skip is what it calls for.
-    if (leases_.Contains(id)) ApplyLeaseRevoke(id, batch, &unused, events).IgnoreError();
+  for (int64_t id : entry.lease_expiry().ids()) {
+    auto record = leases_.Record(id);
+    if (!record) continue;  // revoked meanwhile
+    // A checkpoint applied since the leader decided carries a deadline past the decision: a
+    // renewal was acknowledged, and the lease lives on.
+    if (record->second > entry.time_unix_ms()) continue;
+    ApplyLeaseRevoke(id, batch, &unused, events).IgnoreError();  // cannot fail: it exists
   }
 }
 
@@ -526,7 +530,7 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
                                        response.mutable_lease_revoke(), &result.events);
       break;
     case internalpb::InternalRequest::kLeaseExpiry:
-      ApplyLeaseExpiry(entry.lease_expiry(), &batch, &result.events);
+      ApplyLeaseExpiry(entry, &batch, &result.events);
       break;
     case internalpb::InternalRequest::kLeaseCheckpoint:
       ApplyCheckpoint(entry, &batch);

@@ -188,7 +188,7 @@ class StateMachine {
                                               etcdserverpb::LeaseRevokeResponse* response,
                                               std::vector<mvccpb::Event>* events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ApplyLeaseExpiry(const internalpb::LeaseExpiry& expiry, rocksdb::WriteBatch* batch,
+  void ApplyLeaseExpiry(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch,
                         std::vector<mvccpb::Event>* events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyCheckpoint(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

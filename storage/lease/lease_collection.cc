@@ -52,8 +52,18 @@ void LeaseCollection::Detach(int64_t id, const std::string& key) {
 void LeaseCollection::Checkpoint(int64_t id, int64_t deadline_ms) {
   absl::MutexLock lock(&mu_);
   auto it = lease_map_.find(id);
-  if (it != lease_map_.end())
-    it->second.deadline_ms = std::max(it->second.deadline_ms, deadline_ms);
+  if (it == lease_map_.end()) return;
+  it->second.deadline_ms = std::max(it->second.deadline_ms, deadline_ms);
+  if (!primary_) return;
+  // A checkpoint applied after this member took over (one requested before a leader change, say)
+  // still binds it: the promise it carries was acknowledged to a client.
+  if (auto popped = expired_.find(id); popped != expired_.end()) {
+    if (popped->second >= deadline_ms) return;
+    expired_.erase(popped);  // not expired after all: its revocation will not take effect
+  } else if (auto expiry = expiry_.ExpiryOf(id); expiry && *expiry >= deadline_ms) {
+    return;
+  }
+  expiry_.Upsert(id, deadline_ms);
 }
 
 std::optional<std::pair<int64_t, int64_t>> LeaseCollection::Record(int64_t id) const {

@@ -52,7 +52,9 @@ class LeaseCollection {
   void Attach(int64_t id, const std::string& key);
   void Detach(int64_t id, const std::string& key);
   // Raises the replicated deadline to `deadline_ms` (never lowers it: a deadline some leader
-  // promised stays promised); unknown ids are ignored.
+  // promised stays promised); unknown ids are ignored. On the primary the lease then expires no
+  // earlier than that, even if it had been popped for revocation (whose LeaseExpiry entry the
+  // state machine then skips: see StateMachine's apply of lease_expiry).
   void Checkpoint(int64_t id, int64_t deadline_ms);
   // The replicated (ttl, deadline) of a lease, for persisting it.
   std::optional<std::pair<int64_t, int64_t>> Record(int64_t id) const;

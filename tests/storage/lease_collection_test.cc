@@ -44,6 +44,25 @@ TEST(LeaseCollectionTest, PopExpiredStopsAtTheKeyBudgetButTakesAtLeastOneLease) 
   EXPECT_EQ(leases.PopExpired(10'000, 10, 2, 60'000), (std::vector<int64_t>{2, 3}));
 }
 
+// A renewal acknowledged through a checkpoint that applies only after the new leader took over
+// (the campaign found one: requested just before a leader change, proposed just after) must still
+// hold on the new primary, even once the lease was popped for revocation.
+TEST(LeaseCollectionTest, ACheckpointAppliedOnThePrimaryBindsItsExpiry) {
+  LeaseCollection leases;
+  leases.Grant(1, 3, 10'000);
+  leases.Promote(500, /*now_ms=*/9'000);  // due at 10'500
+  leases.Checkpoint(1, 12'000);
+  EXPECT_TRUE(leases.PopExpired(12'000, 10, SIZE_MAX, 7'000).empty());
+  ASSERT_EQ(leases.PopExpired(12'001, 10, SIZE_MAX, 7'000), (std::vector<int64_t>{1}));
+  EXPECT_EQ(leases.Renew(1, 12'002), 0);  // popped: on its way to revocation
+  leases.Checkpoint(1, 15'000);           // ...until a later promise applies
+  EXPECT_EQ(leases.Renew(1, 13'000), 3);  // alive again, renewed to 16'000
+  EXPECT_TRUE(leases.PopExpired(16'000, 10, SIZE_MAX, 7'000).empty());
+  // A checkpoint below what the primary already has changes nothing.
+  leases.Checkpoint(1, 14'000);
+  EXPECT_EQ(leases.PopExpired(16'001, 10, SIZE_MAX, 7'000), (std::vector<int64_t>{1}));
+}
+
 TEST(LeaseCollectionTest, PrimaryExpiresInOrderAndRenewPostpones) {
   LeaseCollection leases;
   leases.Promote(0, /*now_ms=*/0);

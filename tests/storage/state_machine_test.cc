@@ -297,7 +297,7 @@ TEST_F(StateMachineTest, ExpiryRevokesEachLeaseInARevisionOfItsOwn) {
   internalpb::InternalRequest e;
   // In the order given; 9 is unknown (revoked meanwhile, say) and skipped.
   for (int64_t id : {2, 9, 3, 1}) e.mutable_lease_expiry()->add_ids(id);
-  auto r = Apply(e);
+  auto r = Apply(e, 1'030'001);  // past their deadlines (granted at 1'000'000 for 30 s)
   ASSERT_TRUE(r.status.ok()) << r.status;
   ASSERT_EQ(r.events.size(), 3u);
   EXPECT_EQ(r.events[0].kv().key(), "a");
@@ -316,6 +316,26 @@ TEST_F(StateMachineTest, ExpiryRevokesEachLeaseInARevisionOfItsOwn) {
   Reopen();
   EXPECT_FALSE(sm_->leases().Contains(1));
   EXPECT_EQ(sm_->revision(), 6);
+}
+
+TEST_F(StateMachineTest, ExpirySkipsALeaseCheckpointedPastTheDecision) {
+  Grant(1, 30);  // at 1'000'000: due at 1'030'000
+  Put("a", "1", 1);
+  internalpb::InternalRequest checkpoint;
+  auto* e = checkpoint.mutable_lease_checkpoint()->add_entries();
+  e->set_id(1);
+  e->set_remaining_ms(40'000);
+  ASSERT_TRUE(Apply(checkpoint, 1'010'000).status.ok());  // now due at 1'050'000
+  internalpb::InternalRequest expiry;
+  expiry.set_leader_term(1);
+  expiry.mutable_lease_expiry()->add_ids(1);
+  // Decided at 1'031'000 on the lease's old deadline: the later promise wins.
+  EXPECT_TRUE(Apply(expiry, 1'031'000).events.empty());
+  EXPECT_EQ(Get("a").kvs_size(), 1);
+  EXPECT_TRUE(sm_->leases().Contains(1));
+  // Decided after the new deadline: revoked.
+  EXPECT_EQ(Apply(expiry, 1'050'001).events.size(), 1u);
+  EXPECT_FALSE(sm_->leases().Contains(1));
 }
 
 TEST_F(StateMachineTest, LeaseSwitchAndDetach) {

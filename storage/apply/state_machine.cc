@@ -448,13 +448,16 @@ void StateMachine::ApplyLeaseExpiry(const internalpb::InternalRequest& entry,
                                     std::vector<mvccpb::Event>* events) {
   etcdserverpb::LeaseRevokeResponse unused;
   for (int64_t id : entry.lease_expiry().ids()) {
-    auto record = leases_.Record(id);
-    if (!record) continue;  // revoked meanwhile
-    // A checkpoint applied since the leader decided carries a deadline past the decision: a
-    // renewal was acknowledged, and the lease lives on.
-    if (record->second > entry.time_unix_ms()) continue;
+    if (!leases_.Contains(id) || RenewedPastDecision(id, entry)) continue;
     ApplyLeaseRevoke(id, batch, &unused, events).IgnoreError();  // cannot fail: it exists
   }
+}
+
+bool StateMachine::RenewedPastDecision(int64_t id, const internalpb::InternalRequest& entry) const {
+  // A checkpoint applied since the leader decided carries a deadline past the decision: a renewal
+  // was acknowledged, and the lease lives on.
+  auto record = leases_.Record(id);
+  return record && record->second > entry.time_unix_ms();
 }
 
 void StateMachine::ApplyCheckpoint(const internalpb::InternalRequest& entry,
@@ -526,6 +529,12 @@ ApplyResult StateMachine::Apply(uint64_t index, const internalpb::InternalReques
       result.status = ApplyLeaseGrant(entry, &batch, response.mutable_lease_grant());
       break;
     case internalpb::InternalRequest::kLeaseRevoke:
+      // A leader's own revoke of a lease it found expired (leader_term set; a client's has none)
+      // yields to a checkpoint applied since, as a LeaseExpiry does.
+      if (entry.leader_term() != 0 && RenewedPastDecision(entry.lease_revoke().id(), entry)) {
+        result.status = absl::FailedPreconditionError("lease renewed since it expired");
+        break;
+      }
       result.status = ApplyLeaseRevoke(entry.lease_revoke().id(), &batch,
                                        response.mutable_lease_revoke(), &result.events);
       break;

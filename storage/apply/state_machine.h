@@ -190,6 +190,10 @@ class StateMachine {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyLeaseExpiry(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch,
                         std::vector<mvccpb::Event>* events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether lease `id`'s replicated deadline is past `entry`'s time: a leader's decision that it
+  // expired was overtaken by a checkpoint of an acknowledged renewal.
+  bool RenewedPastDecision(int64_t id, const internalpb::InternalRequest& entry) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void ApplyCheckpoint(const internalpb::InternalRequest& entry, rocksdb::WriteBatch* batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PersistLease(int64_t id, rocksdb::WriteBatch* batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -333,9 +333,18 @@ TEST_F(StateMachineTest, ExpirySkipsALeaseCheckpointedPastTheDecision) {
   EXPECT_TRUE(Apply(expiry, 1'031'000).events.empty());
   EXPECT_EQ(Get("a").kvs_size(), 1);
   EXPECT_TRUE(sm_->leases().Contains(1));
+  // So does a leader's single revoke of it (made when a keep-alive found it expired); a client's
+  // revoke (no leader term) is not a decision about time and applies.
+  internalpb::InternalRequest revoke;
+  revoke.set_leader_term(1);
+  revoke.mutable_lease_revoke()->set_id(1);
+  EXPECT_EQ(Apply(revoke, 1'031'000).status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(sm_->leases().Contains(1));
   // Decided after the new deadline: revoked.
   EXPECT_EQ(Apply(expiry, 1'050'001).events.size(), 1u);
   EXPECT_FALSE(sm_->leases().Contains(1));
+  Grant(2, 30);
+  EXPECT_TRUE(Revoke(2).status.ok());
 }
 
 TEST_F(StateMachineTest, LeaseSwitchAndDetach) {

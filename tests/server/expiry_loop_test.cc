@@ -7,21 +7,14 @@
 #include <gtest/gtest.h>
 
 #include "server/test_proposer.h"
-#include "storage/reopen.h"
-#include "storage/temp_dir.h"
 
 namespace leasehold::server {
 namespace {
 
-class ExpiryLoopTest : public ::testing::Test {
+class ExpiryLoopTest : public MemberFixture {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("db"), &engine_, &sm_));
-    MemberConfig config;
-    config.member_id = 1;
-    config.name = "m1";
-    member_ =
-        std::make_unique<Member>(config, engine_.get(), sm_.get(), &proposer_, nullptr, &tokens_);
+    ASSERT_NO_FATAL_FAILURE(MemberFixture::SetUp());
     // Leases granted long ago (time 1 s after the epoch): all due at once on promotion.
     for (int64_t id = 1; id <= kLeases; ++id) {
       internalpb::InternalRequest grant;
@@ -35,12 +28,6 @@ class ExpiryLoopTest : public ::testing::Test {
   }
 
   static constexpr int64_t kLeases = 500;
-  testing::TempDir dir_;
-  std::unique_ptr<storage::Engine> engine_;
-  std::unique_ptr<storage::StateMachine> sm_;
-  TestProposer proposer_;
-  TokenStore tokens_{absl::Seconds(60)};
-  std::unique_ptr<Member> member_;
 };
 
 TEST_F(ExpiryLoopTest, OneBoundedEntryInFlightTheNextAsSoonAsItCompletes) {

@@ -6,23 +6,13 @@
 
 #include "common/etcd_errors.h"
 #include "server/test_proposer.h"
-#include "storage/reopen.h"
-#include "storage/temp_dir.h"
 
 namespace leasehold::server {
 namespace {
 
-class MemberTest : public ::testing::Test {
+class MemberTest : public MemberFixture {
  protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("db"), &engine_, &sm_));
-    MemberConfig config;
-    config.member_id = 1;
-    config.name = "m1";
-    config.client_urls = {"http://10.0.0.1:2379"};
-    member_ =
-        std::make_unique<Member>(config, engine_.get(), sm_.get(), &proposer_, nullptr, &tokens_);
-  }
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(OpenMember({"http://10.0.0.1:2379"})); }
 
   absl::Status Submit() {
     internalpb::InternalRequest entry;
@@ -51,12 +41,6 @@ class MemberTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(ApplyAuth(enable));
   }
 
-  testing::TempDir dir_;
-  std::unique_ptr<storage::Engine> engine_;
-  std::unique_ptr<storage::StateMachine> sm_;
-  TestProposer proposer_;
-  TokenStore tokens_{absl::Seconds(60)};
-  std::unique_ptr<Member> member_;
   uint64_t index_ = 0;
 };
 

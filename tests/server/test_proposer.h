@@ -1,13 +1,20 @@
-// A Proposer for tests of what sits above the log: it records each proposal and holds its
-// completion until the test releases it; the indexes are whatever the test sets, and it leads in
-// term 3 throughout. Thread-safe.
+// For tests of what sits above the log: a Proposer that records each proposal and holds its
+// completion until the test releases it (the indexes are whatever the test sets, and it leads in
+// term 3 throughout; thread-safe), and a fixture with a Member on a real state machine proposing
+// through it.
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "absl/synchronization/mutex.h"
+#include "server/member/member.h"
 #include "server/member/proposer.h"
+#include "storage/reopen.h"
+#include "storage/temp_dir.h"
 
 namespace leasehold::server {
 
@@ -64,6 +71,28 @@ class TestProposer : public Proposer {
   absl::Mutex mu_;
   std::vector<internalpb::InternalRequest> proposed_ ABSL_GUARDED_BY(mu_);
   std::vector<Done> waiting_ ABSL_GUARDED_BY(mu_);
+};
+
+// Member "m1" (id 1) over a state machine in a temporary directory, proposing through proposer_.
+class MemberFixture : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(OpenMember({})); }
+  void OpenMember(std::vector<std::string> client_urls) {
+    ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("db"), &engine_, &sm_));
+    MemberConfig config;
+    config.member_id = 1;
+    config.name = "m1";
+    config.client_urls = std::move(client_urls);
+    member_ =
+        std::make_unique<Member>(config, engine_.get(), sm_.get(), &proposer_, nullptr, &tokens_);
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<storage::Engine> engine_;
+  std::unique_ptr<storage::StateMachine> sm_;
+  TestProposer proposer_;
+  TokenStore tokens_{absl::Seconds(60)};
+  std::unique_ptr<Member> member_;
 };
 
 }  // namespace leasehold::server

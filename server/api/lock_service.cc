@@ -5,11 +5,18 @@
 #include "server/api/caller.h"
 #include "server/api/grpc_status.h"
 #include "server/api/propose_reactor.h"
+#include "server/api/session_lease.h"
 
 namespace leasehold::server {
 namespace {
 
-constexpr int64_t kDefaultSessionTtlSeconds = 60;  // etcd's session default
+// The deletion of a lock key on behalf of `user`: Unlock's, and a waiter's that gives up.
+internalpb::InternalRequest DeleteLockKey(const std::string& key, const std::string& user) {
+  internalpb::InternalRequest entry;
+  entry.mutable_delete_range()->set_key(key);
+  entry.mutable_caller()->set_user(user);
+  return entry;
+}
 
 grpc::Status LockError(const absl::Status& status) {
   // The caller's lease ended while it waited: its key is gone and the lock is not held. etcd 3.4
@@ -50,7 +57,7 @@ class LockReactor final : public grpc::ServerUnaryReactor {
     // As etcd's: a lease of 0 gets a fresh session lease.
     internalpb::InternalRequest grant;
     grant.mutable_lease_grant()->set_id(member_->NextId());
-    grant.mutable_lease_grant()->set_ttl(kDefaultSessionTtlSeconds);
+    grant.mutable_lease_grant()->set_ttl(kSessionTtlSeconds);
     Propose(std::move(grant), [this](storage::ApplyResult result) {
       if (!result.status.ok()) return Done(EmbeddedClientError(result.status));
       Enqueue(result.response.lease_grant().id());
@@ -93,11 +100,9 @@ class LockReactor final : public grpc::ServerUnaryReactor {
     if (held_at.ok()) return Answer(*held_at);
     if (absl::IsFailedPrecondition(held_at.status())) return Done(LockError(held_at.status()));
     // Leave the queue so that those behind are not held up by a key nobody waits on.
-    internalpb::InternalRequest leave;
-    leave.mutable_delete_range()->set_key(key_);
-    leave.mutable_caller()->set_user(user_);
     const grpc::Status status = LockError(held_at.status());
-    member_->Submit(std::move(leave), [this, status](storage::ApplyResult) { Done(status); });
+    member_->Submit(DeleteLockKey(key_, user_),
+                    [this, status](storage::ApplyResult) { Done(status); });
   }
 
   void Answer(int64_t revision) {
@@ -151,12 +156,9 @@ grpc::ServerUnaryReactor* LockService::Unlock(grpc::CallbackServerContext* conte
   absl::StatusOr<std::string> user = CallerOf(*member_, *context);
   if (!user.ok()) return FinishEmbedded(context, user.status());
   // A delete of the key, proposed directly (as etcd's lock server deletes it with its client).
-  internalpb::InternalRequest entry;
-  entry.mutable_delete_range()->set_key(request->key());
-  entry.mutable_caller()->set_user(std::move(*user));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   member_->Submit(
-      std::move(entry),
+      DeleteLockKey(request->key(), *user),
       [this, reactor, response](storage::ApplyResult result) {
         if (!result.status.ok()) return reactor->Finish(EmbeddedClientError(result.status));
         response->mutable_header()->Swap(result.response.mutable_delete_range()->mutable_header());

@@ -5,9 +5,8 @@
 namespace leasehold::server {
 
 absl::StatusOr<int64_t> SessionLease(Client* client, int64_t lease_id) {
-  constexpr int64_t kDefaultSessionTtlSeconds = 60;  // etcd's session default
   if (lease_id != 0) return lease_id;
-  auto granted = client->LeaseGrant(kDefaultSessionTtlSeconds);
+  auto granted = client->LeaseGrant(kSessionTtlSeconds);
   if (!granted.ok()) return granted.status();
   return granted->id();
 }

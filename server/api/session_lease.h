@@ -13,6 +13,9 @@ class Client;
 
 namespace leasehold::server {
 
+// The TTL of the lease granted for a call with lease 0 (etcd's session default).
+inline constexpr int64_t kSessionTtlSeconds = 60;
+
 // `lease_id`, or a new 60 s lease's id when it is 0.
 [[nodiscard]] absl::StatusOr<int64_t> SessionLease(Client* client, int64_t lease_id);
 

@@ -112,8 +112,9 @@ std::string LogEntry(uint64_t index) {
 std::string Meta(std::string_view name) { return "m" + std::string(name); }
 }  // namespace keys
 
-absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir,
-                                                     const std::string& wal_dir) {
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
+    const std::string& dir, const std::string& wal_dir,
+    std::shared_ptr<rocksdb::FileSystem> base_file_system) {
   std::error_code ec;
   bool existed = std::filesystem::exists(dir, ec);
   if (existed && !std::filesystem::is_directory(dir, ec)) {
@@ -138,7 +139,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(const std::string& dir,
   rocksdb::Options options;
   options.wal_dir = wal_dir;
   options.create_if_missing = true;
-  auto file_system = std::make_shared<WalFileSystem>(rocksdb::FileSystem::Default());
+  if (base_file_system == nullptr) base_file_system = rocksdb::FileSystem::Default();
+  auto file_system = std::make_shared<WalFileSystem>(base_file_system);
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
   options.env = env.get();
   options.paranoid_checks = true;

@@ -34,6 +34,11 @@ inline constexpr char kLogPrefix = 'w';
 }  // namespace keys
 
 class WalFileSystem;
+}  // namespace leasehold::storage
+namespace rocksdb {
+class FileSystem;
+}  // namespace rocksdb
+namespace leasehold::storage {
 
 class Engine {
  public:
@@ -42,9 +47,11 @@ class Engine {
   // for the synced writes), made the same way; a new data dir records where its log is. Fails with
   // FailedPrecondition when the folder holds something that is not a Leasehold database or cannot
   // be created, or when it was made with another log folder (opened without its log, a database
-  // would lose its latest writes), and DataLoss when RocksDB reports corruption.
+  // would lose its latest writes), and DataLoss when RocksDB reports corruption. RocksDB's files
+  // go through `file_system` (null: the operating system's), which fault injection replaces.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Engine>> Open(
-      const std::string& dir, const std::string& wal_dir = "");
+      const std::string& dir, const std::string& wal_dir = "",
+      std::shared_ptr<rocksdb::FileSystem> file_system = nullptr);
 
   [[nodiscard]] absl::Status Write(rocksdb::WriteBatch* batch, bool sync);
   // NotFound when absent.

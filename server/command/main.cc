@@ -42,6 +42,7 @@
 #include "server/command/join.h"
 #include "server/command/member_settings.h"
 #include "server/command/ports.h"
+#include "server/command/power_cut_fault.h"
 #include "server/command/tls_flags.h"
 #include "server/corruption/corruption_monitor.h"
 #include "server/corruption/initial_corrupt_check.h"
@@ -91,7 +92,9 @@ int Serve(Flags flags) {
       !imported.ok()) {
     return Fail("cannot open data dir", imported.status());
   }
-  auto engine = storage::Engine::Open(flags.data_dir, flags.wal_dir);
+  absl::StatusOr<std::shared_ptr<rocksdb::FileSystem>> power_cut = PowerCutFaultFromEnvironment();
+  if (!power_cut.ok()) return Fail("bad fault injection", power_cut.status());
+  auto engine = storage::Engine::Open(flags.data_dir, flags.wal_dir, *std::move(power_cut));
   if (!engine.ok()) return Fail("cannot open data dir", engine.status());
   // Into the data dir, which the engine insists on finding empty or its own.
   if (absl::Status st = ApplyAutoTls(&flags); !st.ok())

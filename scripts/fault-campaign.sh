@@ -2,7 +2,7 @@
 # A long fault-injection campaign: segments of up to 10 minutes, alternating 3- and 5-member
 # clusters, each a fresh cluster under the chosen nemeses, checked at its end.
 #   scripts/fault-campaign.sh [--time SECONDS] [--seed N] [--nemesis kinds|all] [--out DIR]
-# Defaults: 3600 s, seed 1, all nemeses (kill, truncate, pause, partition, loss), out
+# Defaults: 3600 s, seed 1, all nemeses (kill, powercut, pause, partition, loss), out
 # fault-reports/<date>. Writes DIR/segment-K/{summary.txt,history.txt,report.html} and
 # DIR/summary.txt, DIR/index.html over all segments. Needs root (network namespaces, iptables).
 # Exit status: 0 when every segment found no anomaly.
@@ -20,15 +20,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 scripts/install-deps.sh
-scripts/build.sh --target leasehold leasehold-faults leasehold_synced_size >/dev/null
+scripts/build.sh --target leasehold leasehold-faults >/dev/null
 mkdir -p "$OUT"
 left=$TIME; k=0; failed=0; ops=0; faults=0; anomalies=0
 while [ "$left" -gt 0 ]; do
   k=$((k + 1)); span=$(( left < SEGMENT ? left : SEGMENT )); left=$((left - span))
   nodes=$(( k % 2 == 1 ? 3 : 5 ))
   echo "== segment $k: $nodes members, $span s, seed $((SEED + k))"
-  build/tests/faults/leasehold-faults --binary build/server/leasehold \
-    --preload build/tests/faults/libleasehold_synced_size.so --nodes "$nodes" --time "$span" \
+  build/tests/faults/leasehold-faults --binary build/server/leasehold --nodes "$nodes" --time "$span" \
     --seed $((SEED + k)) --nemesis "$NEMESIS" --out "$OUT/segment-$k" | tail -n 12
   rc=${PIPESTATUS[0]}
   [ "$rc" -eq 77 ] && { echo "network namespaces unavailable: campaign skipped"; exit 77; }

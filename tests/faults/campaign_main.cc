@@ -1,8 +1,7 @@
 // leasehold-faults: one fault-injection campaign against a cluster of real leasehold processes.
 //
 //   leasehold-faults --binary PATH [--nodes 3|5] [--time SECONDS] [--seed N]
-//                    [--nemesis kill,truncate,pause,partition,loss|all] [--out DIR] [--preload
-//                    PATH]
+//                    [--nemesis kill,powercut,pause,partition,loss|all] [--out DIR]
 //                    [--serializable-reads] [--break-watch drop|reorder|progress]
 //
 // Starts the cluster (network namespaces), runs the workloads and the nemesis for --time seconds,
@@ -40,7 +39,6 @@ namespace {
 struct Flags {
   std::string binary;
   std::string out = "fault-report";
-  std::string preload;
   std::string nemesis = "kill,pause,partition,loss";
   int nodes = 3;
   double time_s = 60;
@@ -53,7 +51,7 @@ int Usage(const std::string& why) {
   std::fprintf(stderr,
                "leasehold-faults: %s\nusage: leasehold-faults --binary PATH [--nodes N] [--time S] "
                "[--seed N] "
-               "[--nemesis kinds|all] [--out DIR] [--preload PATH] [--serializable-reads] "
+               "[--nemesis kinds|all] [--out DIR] [--serializable-reads] "
                "[--break-watch drop|reorder|progress]\n",
                why.c_str());
   return 2;
@@ -88,8 +86,6 @@ int main(int argc, char** argv) {
       flags.binary = value;
     else if (arg == "--out")
       flags.out = value;
-    else if (arg == "--preload")
-      flags.preload = value;
     else if (arg == "--nemesis")
       flags.nemesis = value;
     else if (arg == "--nodes")
@@ -109,7 +105,7 @@ int main(int argc, char** argv) {
   if (flags.nodes < 3 || flags.nodes % 2 == 0) return Usage("--nodes must be odd and at least 3");
   lf::NemesisOptions nemesis_options;
   nemesis_options.seed = flags.seed;
-  if (flags.nemesis == "all") flags.nemesis = "kill,truncate,pause,partition,loss";
+  if (flags.nemesis == "all") flags.nemesis = "kill,powercut,pause,partition,loss";
   nemesis_options.kinds.clear();
   for (const std::string& kind :
        std::vector<std::string>(absl::StrSplit(flags.nemesis, ',', absl::SkipEmpty()))) {
@@ -117,15 +113,13 @@ int main(int argc, char** argv) {
     nemesis_options.kinds.insert(kind);
   }
   if (nemesis_options.kinds.empty()) return Usage("--nemesis names no fault");
-  if (nemesis_options.kinds.contains("truncate") && flags.preload.empty()) {
-    return Usage("the truncate nemesis needs --preload (the synced-size recorder)");
-  }
 
   lf::ClusterOptions cluster_options;
   cluster_options.nodes = flags.nodes;
   cluster_options.binary = flags.binary;
   cluster_options.work_dir = flags.out + "/cluster";
-  cluster_options.preload = flags.preload;
+  cluster_options.power_cuts = nemesis_options.kinds.contains("powercut");
+  cluster_options.seed = flags.seed;
   std::filesystem::remove_all(cluster_options.work_dir);
   // SIGINT / SIGTERM (a ctest timeout, ^C) are taken by a thread that stops the members and removes
   // the namespaces before exiting, instead of leaving them behind. Blocked before any thread

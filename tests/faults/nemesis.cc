@@ -24,7 +24,7 @@ std::string Names(const std::vector<int>& members) {
 }  // namespace
 
 bool Nemesis::Known(const std::string& kind) {
-  return kind == "kill" || kind == "truncate" || kind == "pause" || kind == "partition" ||
+  return kind == "kill" || kind == "powercut" || kind == "pause" || kind == "partition" ||
          kind == "loss";
 }
 
@@ -54,16 +54,21 @@ std::vector<int> Nemesis::Victims(bool prefer_leader) {
 
 std::string Nemesis::Inject(const std::string& kind) {
   const int n = cluster_->size();
-  if (kind == "kill" || kind == "truncate") {
+  if (kind == "kill") {
     down_ = Victims(rng_() % 2 == 0);
-    std::string extra;
+    for (int v : down_) cluster_->Kill(v);
+    return Names(down_);
+  }
+  if (kind == "powercut") {
+    down_ = Victims(rng_() % 2 == 0);
+    std::string outcomes;
     for (int v : down_) {
-      cluster_->Kill(v);
-      if (kind == "truncate")
-        extra += absl::StrCat(extra.empty() ? " (" : ", ", "m", v + 1, " lost ",
-                              cluster_->DropUnsyncedTail(v, rng_()), " B");
+      const int64_t lost = cluster_->PowerCut(v);
+      outcomes += absl::StrCat(outcomes.empty() ? " (" : ", ", "m", v + 1,
+                               lost < 0 ? " killed instead: no write came"
+                                        : absl::StrCat(" lost ", lost, " unsynced B"));
     }
-    return Names(down_) + extra + (extra.empty() ? "" : ")");
+    return Names(down_) + outcomes + ")";
   }
   if (kind == "pause") {
     down_ = Victims(rng_() % 2 == 0);
@@ -118,7 +123,7 @@ std::string Nemesis::Inject(const std::string& kind) {
 }
 
 void Nemesis::Heal(const std::string& kind) {
-  if (kind == "kill" || kind == "truncate") {
+  if (kind == "kill" || kind == "powercut") {
     for (int v : down_) (void)cluster_->Start(v);
   } else if (kind == "pause") {
     for (int v : down_) cluster_->Resume(v);

@@ -2,11 +2,11 @@
 // it, heals it, waits for the cluster to elect a leader, and has the workloads check that no
 // acknowledged write was lost. Each fault's window is recorded.
 //
-// Kinds: kill (kill -9 a minority, the leader half the time; restart at heal), truncate (as kill,
-// and the killed members lose their write-ahead logs' unsynced tails), pause (SIGSTOP a minority,
-// the leader half the time, for longer than a lease TTL and an election timeout), partition
-// (random majority/minority, the leader isolated, a bridge, a ring), loss (a share of the packets
-// on every peer link dropped; TCP's retransmissions then delay the rest).
+// Kinds: kill (kill -9 a minority, the leader half the time; restart at heal), powercut (as kill,
+// but the members lose power: what they never synced is lost, torn at a random byte), pause
+// (SIGSTOP a minority, the leader half the time, for longer than a lease TTL and an election
+// timeout), partition (random majority/minority, the leader isolated, a bridge, a ring), loss (a
+// share of the packets on every peer link dropped; TCP's retransmissions then delay the rest).
 #pragma once
 
 #include <atomic>

@@ -6,16 +6,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
+#include "server/command/power_cut_fault.h"
 
 namespace leasehold::faults {
 
@@ -150,9 +151,9 @@ absl::Status NetnsCluster::Start(int i) {
       dup2(out, 1);
       dup2(out, 2);
     }
-    if (!options_.preload.empty()) {
-      setenv("LD_PRELOAD", options_.preload.c_str(), 1);
-      setenv("LEASEHOLD_SYNCED_LOG", (data_dir(i) + ".synced").c_str(), 1);
+    if (options_.power_cuts) {
+      setenv("LEASEHOLD_FAULT_POWER_CUT", absl::StrCat("signal,seed=", options_.seed + i).c_str(),
+             1);
     }
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
@@ -213,56 +214,43 @@ absl::Status NetnsCluster::HealNetwork() {
 
 namespace {
 
-// Where the written part of a log ends: RocksDB preallocates logs, so the file's size is larger and
-// the rest reads as zeros. A record never ends in a zero byte run that long, so the last non-zero
-// byte marks the end (to within the zeros a record itself may end with, which only makes the
-// nemesis drop slightly less).
-uint64_t WrittenEnd(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  file.seekg(0, std::ios::end);
-  uint64_t end = static_cast<uint64_t>(file.tellg());
-  std::vector<char> chunk(1 << 20);
-  while (end > 0) {
-    const uint64_t start = end > chunk.size() ? end - chunk.size() : 0;
-    file.seekg(static_cast<std::streamoff>(start));
-    file.read(chunk.data(), static_cast<std::streamsize>(end - start));
-    for (uint64_t i = end - start; i > 0; --i) {
-      if (chunk[i - 1] != 0) return start + i;
-    }
-    end = start;
+// The bytes-lost figure of the last power cut a member's log reports; 0 when it has none.
+int64_t LastPowerCutLoss(const std::string& log_path) {
+  std::ifstream log(log_path);
+  int64_t lost = 0;
+  const std::string field = "\"bytes-lost\":\"";
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("power cut") == std::string::npos) continue;
+    if (const size_t at = line.find(field); at != std::string::npos)
+      lost = std::strtoll(line.c_str() + at + field.size(), nullptr, 10);
   }
-  return 0;
+  return lost;
 }
 
 }  // namespace
 
-int64_t NetnsCluster::DropUnsyncedTail(int i, uint64_t seed) {
-  // The preload appends "path offset" each time a file is synced; the last line per path wins.
-  std::map<std::string, uint64_t> synced;
-  std::ifstream in(data_dir(i) + ".synced");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> parts = absl::StrSplit(line, ' ');
-    if (parts.size() == 2) synced[parts[0]] = std::strtoull(parts[1].c_str(), nullptr, 10);
+int64_t NetnsCluster::PowerCut(int i) {
+  Member& m = members_[i];
+  if (m.pid <= 0) return -1;
+  if (m.paused || !options_.power_cuts) {
+    Kill(i);
+    return -1;
   }
-  std::mt19937_64 rng(seed);
-  int64_t dropped = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir(i), ec)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".log") continue;
-    auto it = synced.find(entry.path().string());
-    if (it == synced.end()) continue;  // never synced: RocksDB has not relied on it
-    const uint64_t written = WrittenEnd(entry.path().string());
-    const uint64_t floor = std::min(it->second, written);
-    if (floor == written) continue;
-    const uint64_t keep = floor + rng() % (written - floor + 1);
-    // Everything past `keep` goes, the preallocated zeros included, as a lost page cache would
-    // leave a file whose size was never synced either.
-    std::filesystem::resize_file(entry.path(), keep, ec);
-    if (!ec) dropped += static_cast<int64_t>(written - keep);
+  kill(m.pid, SIGUSR2);
+  int status = 0;
+  bool exited = false;
+  // The cut comes at the member's next write; members write all the time under the workloads.
+  for (int waited_ms = 0; waited_ms < 5000 && !exited; waited_ms += 10) {
+    exited = waitpid(m.pid, &status, WNOHANG) == m.pid;
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  std::filesystem::remove(data_dir(i) + ".synced", ec);
-  return dropped;
+  if (!exited) {
+    Kill(i);
+    return -1;
+  }
+  m = Member{};
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != server::kPowerCutExitCode) return -1;
+  return LastPowerCutLoss(log_path(i));
 }
 
 }  // namespace leasehold::faults

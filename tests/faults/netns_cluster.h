@@ -1,7 +1,7 @@
 // A cluster of real leasehold processes, each in its own network namespace on a bridge, with the
 // faults a nemesis needs: kill -9 and restart, SIGSTOP / SIGCONT, partitions and packet loss on the
 // peer links (iptables inside each namespace; the host, where the clients run, always reaches
-// every member), and the loss of a killed member's unsynced write-ahead-log bytes.
+// every member), and power cuts (the member loses what it never synced; LEASEHOLD_FAULT_POWER_CUT).
 // Needs root (namespaces, iptables). Not thread-safe: one nemesis thread drives it.
 #pragma once
 
@@ -19,9 +19,10 @@ namespace leasehold::faults {
 
 struct ClusterOptions {
   int nodes = 3;
-  std::string binary;    // the leasehold executable
-  std::string work_dir;  // data dirs and logs go here
-  std::string preload;   // LD_PRELOAD for members (the synced-size recorder), or empty
+  std::string binary;       // the leasehold executable
+  std::string work_dir;     // data dirs and logs go here
+  bool power_cuts = false;  // members run with the power-cut fault armed for SIGUSR2
+  uint64_t seed = 1;        // for the power cuts' torn tails
   int election_ms = 1000;
   int heartbeat_ms = 100;
 };
@@ -53,9 +54,10 @@ class NetnsCluster {
   absl::Status Lossy(double probability);
   // Removes every cut and loss rule.
   absl::Status HealNetwork();
-  // For a killed member: shortens each write-ahead log to a random length between what was synced
-  // (as the preload recorded) and its size, as a lost page cache would. Returns bytes dropped.
-  int64_t DropUnsyncedTail(int i, uint64_t seed);
+  // Cuts member i's power (needs power_cuts): it drops what it wrote but never synced, torn at a
+  // random byte, and exits, reaped here. Returns the bytes it lost, as its log says; -1 when it
+  // did not cut (no write came within a few seconds, or it was paused) and was killed instead.
+  int64_t PowerCut(int i);
   std::string data_dir(int i) const;
   std::string log_path(int i) const;
 

@@ -37,7 +37,7 @@ const char* Color(const std::string& kind) {
 }
 
 const char* FaultColor(const std::string& kind) {
-  if (kind == "kill" || kind == "truncate") return "#d62728";
+  if (kind == "kill" || kind == "powercut") return "#d62728";
   if (kind == "pause") return "#ff9896";
   if (kind == "partition") return "#c5b0d5";
   return "#c49c94";

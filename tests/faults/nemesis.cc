@@ -25,7 +25,7 @@ std::string Names(const std::vector<int>& members) {
 
 bool Nemesis::Known(const std::string& kind) {
   return kind == "kill" || kind == "powercut" || kind == "pause" || kind == "partition" ||
-         kind == "loss";
+         kind == "loss" || kind == "blackhole";
 }
 
 Nemesis::Nemesis(NetnsCluster* cluster, Workloads* workloads, Recorder* recorder,
@@ -73,6 +73,18 @@ std::string Nemesis::Inject(const std::string& kind) {
   if (kind == "pause") {
     down_ = Victims(rng_() % 2 == 0);
     for (int v : down_) cluster_->Pause(v);
+    return Names(down_);
+  }
+  if (kind == "blackhole") {
+    down_ = {Victims(rng_() % 2 == 0)[0]};
+    const int victim = down_[0];
+    std::vector<int> rest;
+    for (int i = 0; i < n; ++i) {
+      if (i != victim) rest.push_back(i);
+    }
+    blackhole_from_index_ = workloads_->RaftIndex(rest);
+    blackhole_snapshots_before_ = cluster_->SnapshotsInstalled(victim);
+    for (int other : rest) (void)cluster_->Cut(victim, other);
     return Names(down_);
   }
   if (kind == "loss") {
@@ -133,6 +145,31 @@ void Nemesis::Heal(const std::string& kind) {
   down_.clear();
 }
 
+void Nemesis::HoldBlackhole(const std::atomic<bool>& stop) {
+  std::vector<int> rest;
+  for (int i = 0; i < cluster_->size(); ++i) {
+    if (i != down_[0]) rest.push_back(i);
+  }
+  const int64_t until = clock_->Now() + 60'000'000'000LL;
+  SleepUnlessStopped(3000, stop);
+  while (!stop && clock_->Now() < until &&
+         workloads_->RaftIndex(rest) < blackhole_from_index_ + options_.compacted_past_entries) {
+    SleepUnlessStopped(500, stop);
+  }
+}
+
+std::string Nemesis::BlackholeOutcome() {
+  const int victim = down_.empty() ? -1 : down_[0];
+  if (victim < 0) return "";
+  // The snapshot comes once the leader sees the member again.
+  for (int waited_ms = 0; waited_ms < 15000; waited_ms += 250) {
+    if (cluster_->SnapshotsInstalled(victim) > blackhole_snapshots_before_)
+      return " (caught up from a snapshot)";
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return " (no snapshot installed)";
+}
+
 void Nemesis::HealAll() {
   (void)cluster_->HealNetwork();
   for (int i = 0; i < cluster_->size(); ++i) {
@@ -168,8 +205,18 @@ void Nemesis::Run(const std::atomic<bool>& stop) {
     const int64_t hold_ms =
         kind == "pause" ? options_.lease_ttl_s * 1000 + 1000 + static_cast<int64_t>(rng_() % 3000)
                         : 3000 + static_cast<int64_t>(rng_() % 5000);
-    SleepUnlessStopped(hold_ms, stop);
+    if (kind == "blackhole") {
+      HoldBlackhole(stop);
+    } else {
+      SleepUnlessStopped(hold_ms, stop);
+    }
+    const std::vector<int> cut_off = down_;
     Heal(kind);
+    if (kind == "blackhole") {
+      down_ = cut_off;
+      window.targets += BlackholeOutcome();
+      down_.clear();
+    }
     window.end_ns = clock_->Now();
     std::printf("[%7.1f s] %-9s %s (%.1f s)\n", window.start_ns / 1e9, kind.c_str(),
                 window.targets.c_str(), (window.end_ns - window.start_ns) / 1e9);

@@ -6,7 +6,10 @@
 // but the members lose power: what they never synced is lost, torn at a random byte), pause
 // (SIGSTOP a minority, the leader half the time, for longer than a lease TTL and an election
 // timeout), partition (random majority/minority, the leader isolated, a bridge, a ring), loss (a
-// share of the packets on every peer link dropped; TCP's retransmissions then delay the rest).
+// share of the packets on every peer link dropped; TCP's retransmissions then delay the rest),
+// blackhole (one member, the leader half the time, cut off from the others until they have
+// written more than a compacted log keeps, so that it can only catch up from a snapshot; whether
+// it installed one is recorded).
 #pragma once
 
 #include <atomic>
@@ -24,6 +27,9 @@ struct NemesisOptions {
   std::set<std::string> kinds = {"kill", "pause", "partition", "loss"};
   uint64_t seed = 1;
   int64_t lease_ttl_s = 3;
+  // Entries past which the others have compacted away what a member cut off then still needs:
+  // the members' snapshot count plus catch-up entries, with a margin.
+  int64_t compacted_past_entries = 700;
 };
 
 class Nemesis {
@@ -53,7 +59,14 @@ class Nemesis {
   const CampaignClock* clock_;
   NemesisOptions options_;
   std::mt19937_64 rng_;
-  std::vector<int> down_;  // members killed or paused by the current fault
+  // The current blackhole: held until the others' Raft index has moved past what their compacted
+  // logs keep (or a minute), then whether the member caught up from a snapshot.
+  void HoldBlackhole(const std::atomic<bool>& stop);
+  std::string BlackholeOutcome();
+
+  std::vector<int> down_;  // members killed, paused or cut off by the current fault
+  int64_t blackhole_from_index_ = 0;
+  int blackhole_snapshots_before_ = 0;
   int64_t injected_ = 0;
 };
 

@@ -138,6 +138,10 @@ absl::Status NetnsCluster::Start(int i) {
       std::to_string(options_.election_ms),
       "--heartbeat-interval",
       std::to_string(options_.heartbeat_ms),
+      "--snapshot-count",
+      std::to_string(options_.snapshot_count),
+      "--experimental-snapshot-catchup-entries",
+      std::to_string(options_.snapshot_catchup_entries),
   };
   const std::string ns_path = "/var/run/netns/" + Namespace(i);
   const std::string log = log_path(i);
@@ -228,6 +232,14 @@ int64_t LastPowerCutLoss(const std::string& log_path) {
 }
 
 }  // namespace
+
+int NetnsCluster::SnapshotsInstalled(int i) const {
+  std::ifstream log(log_path(i));
+  int installed = 0;
+  for (std::string line; std::getline(log, line);)
+    installed += line.find("installed a snapshot from the leader") != std::string::npos;
+  return installed;
+}
 
 int64_t NetnsCluster::PowerCut(int i) {
   Member& m = members_[i];

@@ -24,6 +24,10 @@ struct ClusterOptions {
   bool power_cuts = false;  // members run with the power-cut fault armed for SIGUSR2
   uint64_t seed = 1;        // for the power cuts' torn tails
   int election_ms = 1000;
+  // The members' --snapshot-count and --experimental-snapshot-catchup-entries: small, so that
+  // logs are compacted often and a member cut off for a while needs a snapshot to catch up.
+  int snapshot_count = 500;
+  int snapshot_catchup_entries = 100;
   int heartbeat_ms = 100;
 };
 
@@ -58,6 +62,8 @@ class NetnsCluster {
   // random byte, and exits, reaped here. Returns the bytes it lost, as its log says; -1 when it
   // did not cut (no write came within a few seconds, or it was paused) and was killed instead.
   int64_t PowerCut(int i);
+  // How many snapshots from a leader member i has installed, as its log says.
+  int SnapshotsInstalled(int i) const;
   std::string data_dir(int i) const;
   std::string log_path(int i) const;
 

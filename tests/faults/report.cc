@@ -39,7 +39,7 @@ const char* Color(const std::string& kind) {
 const char* FaultColor(const std::string& kind) {
   if (kind == "kill" || kind == "powercut") return "#d62728";
   if (kind == "pause") return "#ff9896";
-  if (kind == "partition") return "#c5b0d5";
+  if (kind == "partition" || kind == "blackhole") return "#c5b0d5";
   return "#c49c94";
 }
 

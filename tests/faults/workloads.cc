@@ -717,4 +717,17 @@ int Workloads::Leader(const std::vector<int>& candidates) {
   return -1;
 }
 
+int64_t Workloads::RaftIndex(const std::vector<int>& members) {
+  int64_t highest = -1;
+  for (int i : members) {
+    grpc::ClientContext context;
+    Deadline(&context, 0.5);
+    etcdserverpb::StatusRequest request;
+    etcdserverpb::StatusResponse response;
+    if (members_->maintenance[i]->Status(&context, request, &response).ok())
+      highest = std::max(highest, static_cast<int64_t>(response.raftindex()));
+  }
+  return highest;
+}
+
 }  // namespace leasehold::faults

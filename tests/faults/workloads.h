@@ -101,6 +101,8 @@ class Workloads {
   std::vector<WatchedEvent> ReadWatchHistory(std::map<std::string, std::string>* final_state);
   // Index of the member leading, or -1 when none of the given ones answers with a leader.
   int Leader(const std::vector<int>& candidates);
+  // The highest Raft index among `members` that answer; -1 when none does.
+  int64_t RaftIndex(const std::vector<int>& members);
 
  private:
   void RegisterWorker(int worker);

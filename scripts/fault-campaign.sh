@@ -2,7 +2,7 @@
 # A long fault-injection campaign: segments of up to 10 minutes, alternating 3- and 5-member
 # clusters, each a fresh cluster under the chosen nemeses, checked at its end.
 #   scripts/fault-campaign.sh [--time SECONDS] [--seed N] [--nemesis kinds|all] [--out DIR]
-# Defaults: 3600 s, seed 1, all nemeses (kill, powercut, pause, partition, loss, blackhole), out
+# Defaults: 3600 s, seed 1, all nemeses (kill, powercut, pause, partition, loss, delay, blackhole), out
 # fault-reports/<date>. Writes DIR/segment-K/{summary.txt,history.txt,report.html} and
 # DIR/summary.txt, DIR/index.html over all segments. Needs root (network namespaces, iptables).
 # Exit status: 0 when every segment found no anomaly.

@@ -1,7 +1,7 @@
 // leasehold-faults: one fault-injection campaign against a cluster of real leasehold processes.
 //
 //   leasehold-faults --binary PATH [--nodes 3|5] [--time SECONDS] [--seed N]
-//                    [--nemesis kill,powercut,pause,partition,loss,blackhole|all] [--out DIR]
+//                    [--nemesis kill,powercut,pause,partition,loss,delay,blackhole|all] [--out DIR]
 //                    [--serializable-reads] [--break-watch drop|reorder|progress]
 //
 // Starts the cluster (network namespaces), runs the workloads and the nemesis for --time seconds,
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   if (flags.nodes < 3 || flags.nodes % 2 == 0) return Usage("--nodes must be odd and at least 3");
   lf::NemesisOptions nemesis_options;
   nemesis_options.seed = flags.seed;
-  if (flags.nemesis == "all") flags.nemesis = "kill,powercut,pause,partition,loss,blackhole";
+  if (flags.nemesis == "all") flags.nemesis = "kill,powercut,pause,partition,loss,delay,blackhole";
   nemesis_options.kinds.clear();
   for (const std::string& kind :
        std::vector<std::string>(absl::StrSplit(flags.nemesis, ',', absl::SkipEmpty()))) {
@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
   cluster_options.binary = flags.binary;
   cluster_options.work_dir = flags.out + "/cluster";
   cluster_options.power_cuts = nemesis_options.kinds.contains("powercut");
+  cluster_options.delay_proxies = nemesis_options.kinds.contains("delay");
   cluster_options.seed = flags.seed;
   std::filesystem::remove_all(cluster_options.work_dir);
   // SIGINT / SIGTERM (a ctest timeout, ^C) are taken by a thread that stops the members and removes

@@ -25,7 +25,7 @@ std::string Names(const std::vector<int>& members) {
 
 bool Nemesis::Known(const std::string& kind) {
   return kind == "kill" || kind == "powercut" || kind == "pause" || kind == "partition" ||
-         kind == "loss" || kind == "blackhole";
+         kind == "loss" || kind == "blackhole" || kind == "delay";
 }
 
 Nemesis::Nemesis(NetnsCluster* cluster, Workloads* workloads, Recorder* recorder,
@@ -86,6 +86,10 @@ std::string Nemesis::Inject(const std::string& kind) {
     blackhole_snapshots_before_ = cluster_->SnapshotsInstalled(victim);
     for (int other : rest) (void)cluster_->Cut(victim, other);
     return Names(down_);
+  }
+  if (kind == "delay") {
+    cluster_->SetPeerDelay(75, 50);
+    return "75±50 ms on every peer link";
   }
   if (kind == "loss") {
     const double p = 0.2 + 0.1 * static_cast<double>(rng_() % 4);

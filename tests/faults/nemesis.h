@@ -7,9 +7,10 @@
 // (SIGSTOP a minority, the leader half the time, for longer than a lease TTL and an election
 // timeout), partition (random majority/minority, the leader isolated, a bridge, a ring), loss (a
 // share of the packets on every peer link dropped; TCP's retransmissions then delay the rest),
-// blackhole (one member, the leader half the time, cut off from the others until they have
-// written more than a compacted log keeps, so that it can only catch up from a snapshot; whether
-// it installed one is recorded).
+// delay (every peer message held 75 ± 50 ms by relays in front of the members), blackhole (one
+// member, the leader half the time, cut off from the others until they have written more than a
+// compacted log keeps, so that it can only catch up from a snapshot; whether it installed one is
+// recorded).
 #pragma once
 
 #include <atomic>

@@ -35,6 +35,13 @@ absl::StatusOr<std::unique_ptr<NetnsCluster>> NetnsCluster::Create(const Cluster
   return cluster;
 }
 
+namespace {
+// Where the other members reach a member, and, with a delay relay in front, where the member
+// itself listens inside its namespace.
+constexpr int kPeerPort = 2380;
+constexpr int kRelayedPeerPort = 2390;
+}  // namespace
+
 NetnsCluster::NetnsCluster(ClusterOptions options)
     : options_(std::move(options)), members_(options_.nodes) {
   std::random_device rd;
@@ -91,12 +98,21 @@ absl::Status NetnsCluster::Setup() {
   if (!InNamespace(0, "iptables -F INPUT").ok()) {
     return absl::UnavailableError("iptables does not work inside the namespaces");
   }
+  if (options_.delay_proxies) {
+    for (int i = 0; i < size(); ++i) {
+      auto proxy = DelayProxy::Start("/var/run/netns/" + Namespace(i), Address(i), kPeerPort,
+                                     kRelayedPeerPort, peer_delay_, options_.seed * 100 + i);
+      if (!proxy.ok()) return proxy.status();
+      proxies_.push_back(*std::move(proxy));
+    }
+  }
   std::filesystem::create_directories(options_.work_dir);
   return absl::OkStatus();
 }
 
 void NetnsCluster::Teardown() {
   if (!set_up_) return;
+  for (auto& proxy : proxies_) proxy->Stop();
   for (int i = 0; i < size(); ++i) {
     (void)Shell(absl::StrCat("ip link del ", tag_, "v", i + 1, " 2>/dev/null"));
     (void)Shell(absl::StrCat("ip netns del ", Namespace(i), " 2>/dev/null"));
@@ -110,7 +126,7 @@ absl::Status NetnsCluster::Start(int i) {
   if (members_[i].pid > 0) return absl::OkStatus();
   std::vector<std::string> initial;
   for (int j = 0; j < size(); ++j)
-    initial.push_back(absl::StrCat("m", j + 1, "=http://", Address(j), ":2380"));
+    initial.push_back(absl::StrCat("m", j + 1, "=http://", Address(j), ":", kPeerPort));
   const std::string a = Address(i);
   std::vector<std::string> args = {
       options_.binary,
@@ -123,9 +139,10 @@ absl::Status NetnsCluster::Start(int i) {
       "--advertise-client-urls",
       absl::StrCat("http://", a, ":2379"),
       "--listen-peer-urls",
-      absl::StrCat("http://", a, ":2380"),
+      options_.delay_proxies ? absl::StrCat("http://127.0.0.1:", kRelayedPeerPort)
+                             : absl::StrCat("http://", a, ":", kPeerPort),
       "--initial-advertise-peer-urls",
-      absl::StrCat("http://", a, ":2380"),
+      absl::StrCat("http://", a, ":", kPeerPort),
       "--initial-cluster",
       absl::StrJoin(initial, ","),
       "--initial-cluster-token",
@@ -210,7 +227,13 @@ absl::Status NetnsCluster::Lossy(double probability) {
   return absl::OkStatus();
 }
 
+void NetnsCluster::SetPeerDelay(int mean_ms, int jitter_ms) {
+  peer_delay_->jitter_ms = jitter_ms;
+  peer_delay_->mean_ms = mean_ms;
+}
+
 absl::Status NetnsCluster::HealNetwork() {
+  SetPeerDelay(0, 0);
   absl::Status result;
   for (int i = 0; i < size(); ++i) result.Update(InNamespace(i, "iptables -F INPUT"));
   return result;

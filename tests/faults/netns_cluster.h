@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "tests/faults/delay_proxy.h"
 
 namespace leasehold::faults {
 
@@ -22,7 +23,9 @@ struct ClusterOptions {
   std::string binary;       // the leasehold executable
   std::string work_dir;     // data dirs and logs go here
   bool power_cuts = false;  // members run with the power-cut fault armed for SIGUSR2
-  uint64_t seed = 1;        // for the power cuts' torn tails
+  // Peer traffic goes through a DelayProxy in front of each member, for SetPeerDelay.
+  bool delay_proxies = false;
+  uint64_t seed = 1;  // for the power cuts' torn tails
   int election_ms = 1000;
   // The members' --snapshot-count and --experimental-snapshot-catchup-entries: small, so that
   // logs are compacted often and a member cut off for a while needs a snapshot to catch up.
@@ -56,7 +59,9 @@ class NetnsCluster {
   absl::Status Cut(int a, int b);
   // Drops `probability` of the packets on every peer link.
   absl::Status Lossy(double probability);
-  // Removes every cut and loss rule.
+  // Holds every peer message for mean ± jitter ms (needs delay_proxies); 0: no delay.
+  void SetPeerDelay(int mean_ms, int jitter_ms);
+  // Removes every cut and loss rule, and any delay.
   absl::Status HealNetwork();
   // Cuts member i's power (needs power_cuts): it drops what it wrote but never synced, torn at a
   // random byte, and exits, reaped here. Returns the bytes it lost, as its log says; -1 when it
@@ -83,6 +88,8 @@ class NetnsCluster {
   std::string tag_;
   std::string subnet_;  // a.b.c
   std::vector<Member> members_;
+  std::shared_ptr<PeerDelay> peer_delay_ = std::make_shared<PeerDelay>();
+  std::vector<std::unique_ptr<DelayProxy>> proxies_;
   bool set_up_ = false;
   std::atomic<bool> shut_down_{false};
 };

@@ -40,6 +40,7 @@ const char* FaultColor(const std::string& kind) {
   if (kind == "kill" || kind == "powercut") return "#d62728";
   if (kind == "pause") return "#ff9896";
   if (kind == "partition" || kind == "blackhole") return "#c5b0d5";
+  if (kind == "delay") return "#dbdb8d";
   return "#c49c94";
 }
 

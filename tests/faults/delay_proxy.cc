@@ -106,13 +106,15 @@ void DelayProxy::Stop() {
 void DelayProxy::Run(const std::string& namespace_path, const std::string& listen_address,
                      int listen_port, std::promise<absl::Status>* ready) {
   // setns moves this thread only: every socket it makes from here on is the member's.
-  const int ns = open(namespace_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {
-    if (ns >= 0) close(ns);
-    ready->set_value(absl::UnavailableError("cannot enter " + namespace_path));
-    return;
+  if (!namespace_path.empty()) {
+    const int ns = open(namespace_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {
+      if (ns >= 0) close(ns);
+      ready->set_value(absl::UnavailableError("cannot enter " + namespace_path));
+      return;
+    }
+    close(ns);
   }
-  close(ns);
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -127,6 +129,9 @@ void DelayProxy::Run(const std::string& namespace_path, const std::string& liste
         absl::StrCat("cannot listen on ", listen_address, ":", listen_port, " for the relay")));
     return;
   }
+  socklen_t length = sizeof address;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  port_ = ntohs(address.sin_port);
   listen_fd_ = fd;
   ready->set_value(absl::OkStatus());
   while (!stopping_) {

@@ -30,14 +30,16 @@ struct PeerDelay {
 
 class DelayProxy {
  public:
-  // Enters the namespace at `namespace_path` (on a thread of its own), listens on
-  // `listen_address`:`listen_port` and relays each connection to 127.0.0.1:`target_port` there.
+  // Enters the namespace at `namespace_path` (on a thread of its own; empty: stays in this one),
+  // listens on `listen_address`:`listen_port` (0: any free port) and relays each connection to
+  // 127.0.0.1:`target_port` there.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<DelayProxy>> Start(
       const std::string& namespace_path, const std::string& listen_address, int listen_port,
       int target_port, std::shared_ptr<const PeerDelay> delay, uint64_t seed);
   ~DelayProxy();  // Stop()
   // Closes the listener and every connection, and joins the threads.
   void Stop();
+  int port() const { return port_; }
 
  private:
   struct Connection;
@@ -51,6 +53,7 @@ class DelayProxy {
   void ReapFinished() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::atomic<int> listen_fd_{-1};
+  int port_ = 0;  // set before Start returns
   const int target_port_;
   const std::shared_ptr<const PeerDelay> delay_;
   const uint64_t seed_;

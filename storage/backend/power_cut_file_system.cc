@@ -70,13 +70,17 @@ class PowerCutFileSystem::TrackedFile : public rocksdb::FSWritableFileWrapper {
   }
   rocksdb::IOStatus Sync(const rocksdb::IOOptions& options,
                          rocksdb::IODebugContext* debug) override {
-    return fs_->Guarded(
-        [&] { return Synced(state_->written.load(), target()->Sync(options, debug)); });
+    return fs_->Guarded([&] {
+      const uint64_t upto = state_->written.load();
+      return Synced(upto, target()->Sync(options, debug));
+    });
   }
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options,
                           rocksdb::IODebugContext* debug) override {
-    return fs_->Guarded(
-        [&] { return Synced(state_->written.load(), target()->Fsync(options, debug)); });
+    return fs_->Guarded([&] {
+      const uint64_t upto = state_->written.load();
+      return Synced(upto, target()->Fsync(options, debug));
+    });
   }
   // sync_file_range: starts write-back, promises nothing.
   rocksdb::IOStatus RangeSync(uint64_t offset, uint64_t bytes, const rocksdb::IOOptions& options,

@@ -198,6 +198,8 @@ int main(int argc, char** argv) {
   const std::vector<lf::AcceptedWrite> fenced_log = workloads.ReadFencedLog();
   std::map<std::string, std::string> final_state;
   const std::vector<lf::WatchedEvent> watch_history = workloads.ReadWatchHistory(&final_state);
+  // Last: it compacts away the history everything above read.
+  const lf::CompactionCheck compaction = lf::CheckCompaction(endpoints, watch_history);
 
   const auto check_start = std::chrono::steady_clock::now();
   lf::Verdicts verdicts;
@@ -212,6 +214,7 @@ int main(int argc, char** argv) {
     std::lock_guard blob_lock(blob_record.mu);
     verdicts.blob = lf::CheckBlobLeases(blob_record.holdings, blob_record.writes);
     verdicts.watch = lf::CheckWatches(recorder.watches, watch_history, final_state);
+    verdicts.compaction = compaction;
     for (std::string& a : recorder.anomalies) other.push_back(std::move(a));
     verdicts.other_anomalies = std::move(other);
     verdicts.operations = static_cast<int64_t>(

@@ -81,11 +81,33 @@ struct WatchedEvent {
   int64_t prev_mod_revision = 0;
 };
 
-// What one watcher of every key received, across the streams it resumed on (each resumed at the
+// What a watcher asks for: the keys under `prefix` (empty: every key), without puts or without
+// deletes when asked (etcd's NOPUT / NODELETE filters), with prev_kv or without.
+struct WatchFilter {
+  std::string prefix;
+  bool no_put = false;
+  bool no_delete = false;
+  bool prev_kv = true;
+  bool Matches(const WatchedEvent& e) const {
+    return e.key.compare(0, prefix.size(), prefix) == 0 && !(e.put ? no_put : no_delete);
+  }
+  // `e` as this watcher must receive it.
+  WatchedEvent Shown(WatchedEvent e) const {
+    if (!prev_kv) {
+      e.has_prev = false;
+      e.prev_value.clear();
+      e.prev_mod_revision = 0;
+    }
+    return e;
+  }
+};
+
+// What one watcher received, across the streams it resumed on (each resumed at the
 // revision after the last event or progress notification it had), in the order received.
 struct WatchLog {
   int watcher = 0;
   int64_t start_revision = 1;
+  WatchFilter filter;
   struct Item {
     bool progress = false;  // a progress notification at `progress_revision`, else `event`
     int64_t progress_revision = 0;

@@ -130,6 +130,10 @@ std::string SummaryText(const Verdicts& v, const Recorder& r) {
                         "watches: %d events and %d progress notifications received over %d "
                         "streams, checked against a history of %d events\n",
                         v.watch.events, v.watch.progress, v.watch.streams, v.watch.history_events);
+  absl::StrAppendFormat(&out,
+                        "compaction: at revision %d, %d members refused what it removed and served "
+                        "what it kept\n",
+                        v.compaction.revision, v.compaction.members);
   absl::StrAppendFormat(&out, "checkers took %.2f s\n", v.check_seconds);
   absl::StrAppendFormat(&out, "anomalies: %d\n", v.anomalies());
   if (!v.linearizability.linearizable) {
@@ -139,7 +143,7 @@ std::string SummaryText(const Verdicts& v, const Recorder& r) {
       absl::StrAppend(&out, "    ", Describe(op), "\n");
   }
   for (const auto* list : {&v.leases.anomalies, &v.fence.anomalies, &v.blob.anomalies,
-                           &v.watch.anomalies, &v.other_anomalies}) {
+                           &v.watch.anomalies, &v.compaction.anomalies, &v.other_anomalies}) {
     int shown = 0;
     for (const std::string& a : *list) {
       if (++shown > 20) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/faults/blob_workload.h"
+#include "tests/faults/compaction_check.h"
 #include "tests/faults/linearizability.h"
 #include "tests/faults/safety_checkers.h"
 #include "tests/faults/workloads.h"
@@ -20,6 +21,7 @@ struct Verdicts {
   FenceCheck fence;
   BlobCheck blob;
   WatchCheck watch;
+  CompactionCheck compaction;
   std::vector<std::string> other_anomalies;  // acknowledged writes, leaders, final reads
   int64_t operations = 0;
   int64_t faults = 0;
@@ -28,7 +30,7 @@ struct Verdicts {
     return (linearizability.linearizable ? 0 : 1) +
            static_cast<int64_t>(leases.anomalies.size() + fence.anomalies.size() +
                                 blob.anomalies.size() + watch.anomalies.size() +
-                                other_anomalies.size());
+                                compaction.anomalies.size() + other_anomalies.size());
   }
 };
 

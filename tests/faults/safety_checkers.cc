@@ -273,35 +273,40 @@ WatchCheck CheckWatches(const std::vector<WatchLog>& logs, const std::vector<Wat
   CheckHistory(history, final_state, &check.anomalies);
   for (const WatchLog& log : logs) {
     check.streams += log.streams;
+    // What this watcher asked for, as it must receive it.
+    std::vector<WatchedEvent> wanted;
+    for (const WatchedEvent& e : history) {
+      if (log.filter.Matches(e)) wanted.push_back(log.filter.Shown(e));
+    }
     // The next event the watcher must receive. After a first mismatch the rest of its log is out
     // of step with the history: one anomaly per watcher.
     size_t next = static_cast<size_t>(
-        std::lower_bound(history.begin(), history.end(), log.start_revision,
+        std::lower_bound(wanted.begin(), wanted.end(), log.start_revision,
                          [](const WatchedEvent& e, int64_t r) { return e.revision < r; }) -
-        history.begin());
+        wanted.begin());
     const WatchLog::Item* previous_event = nullptr;
     for (const WatchLog::Item& item : log.items) {
       if (item.progress) {
         ++check.progress;
-        if (next < history.size() && history[next].revision <= item.progress_revision) {
+        if (next < wanted.size() && wanted[next].revision <= item.progress_revision) {
           check.anomalies.push_back(absl::StrFormat(
               "watcher %d: a progress notification at revision %d came before the %s", log.watcher,
-              item.progress_revision, Describe(history[next])));
+              item.progress_revision, Describe(wanted[next])));
           break;
         }
         continue;
       }
       ++check.events;
-      if (next >= history.size()) {
+      if (next >= wanted.size()) {
         check.anomalies.push_back(absl::StrFormat("watcher %d received a %s the history lacks",
                                                   log.watcher, Describe(item.event)));
         break;
       }
-      if (!SameEvent(item.event, history[next])) {
+      if (!SameEvent(item.event, wanted[next])) {
         check.anomalies.push_back(absl::StrFormat(
             "watcher %d received the %s where the history has the %s next (a gap, a duplicate, "
             "a reordering or different contents)",
-            log.watcher, Describe(item.event), Describe(history[next])));
+            log.watcher, Describe(item.event), Describe(wanted[next])));
         break;
       }
       if (previous_event != nullptr && previous_event->event.revision == item.event.revision &&

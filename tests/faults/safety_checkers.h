@@ -64,7 +64,8 @@ struct WatchCheck {
 //   one create_revision; only an existing key is deleted.
 // - It is complete: played from an empty store it leaves exactly `final_state` (a lease's expiry
 //   without its DELETE events would leave keys the store no longer has).
-// - Each watcher received the history from its start revision, in order, up to where it stopped:
+// - Each watcher received the history (the part its filter selects) from its start revision, in
+//   order, up to where it stopped:
 //   no gap, no duplicate, nothing reordered, the same keys, values, versions and prev_kv; the
 //   events of one revision in one response (atomic).
 // - A progress notification at revision r came after every event at or below r (never ahead).

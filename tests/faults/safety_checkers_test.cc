@@ -165,6 +165,40 @@ TEST(WatchChecker, AGapADuplicateOrAReorderingIsAnAnomaly) {
   EXPECT_EQ(CheckWatches({Received({history[0], wrong_prev})}, history, {}).anomalies.size(), 1u);
 }
 
+// A filtered watcher must receive exactly what its filter selects, prev_kv only when asked.
+TEST(WatchChecker, AFilteredWatcherGetsWhatItsFilterSelectsAndNothingElse) {
+  const auto history = ThreeRevisions();
+  WatchFilter deletes_only;
+  deletes_only.no_put = true;
+  WatchLog log = Received({history[2]});
+  log.filter = deletes_only;
+  EXPECT_TRUE(CheckWatches({log}, history, {}).anomalies.empty());
+  log.items.insert(log.items.begin(), Received({history[0]}).items[0]);  // a put it excluded
+  EXPECT_EQ(CheckWatches({log}, history, {}).anomalies.size(), 1u);
+
+  WatchFilter puts_without_prev;
+  puts_without_prev.no_delete = true;
+  puts_without_prev.prev_kv = false;
+  WatchLog with_prev = Received({history[0], history[1]});  // history[1] carries a prev_kv
+  with_prev.filter = puts_without_prev;
+  EXPECT_EQ(CheckWatches({with_prev}, history, {}).anomalies.size(), 1u);
+  WatchLog without_prev =
+      Received({puts_without_prev.Shown(history[0]), puts_without_prev.Shown(history[1])});
+  without_prev.filter = puts_without_prev;
+  EXPECT_TRUE(CheckWatches({without_prev}, history, {}).anomalies.empty());
+
+  WatchFilter other_prefix;
+  other_prefix.prefix = "b";
+  WatchLog unrelated = Received({history[0]});
+  unrelated.filter = other_prefix;
+  EXPECT_EQ(CheckWatches({unrelated}, history, {}).anomalies.size(), 1u);
+  // A progress notification past every event of "a" is not ahead of anything it wants.
+  WatchLog quiet;
+  quiet.filter = other_prefix;
+  quiet.items.push_back(ProgressAt(4));
+  EXPECT_TRUE(CheckWatches({quiet}, history, {}).anomalies.empty());
+}
+
 TEST(WatchChecker, AProgressNotificationAheadOfAnEventIsAnAnomaly) {
   const auto history = ThreeRevisions();
   WatchLog log = Received({history[0]});

@@ -88,15 +88,44 @@ WatchedEvent ToWatchedEvent(const mvccpb::Event& e) {
   return w;
 }
 
-// A watch of every key from `start_revision`, with prev_kv.
-etcdserverpb::WatchRequest WatchEverything(int64_t start_revision) {
+// A watch as `filter` says, from `start_revision`.
+etcdserverpb::WatchRequest FilteredWatch(const WatchFilter& filter, int64_t start_revision) {
   etcdserverpb::WatchRequest request;
   auto* create = request.mutable_create_request();
-  create->set_key(std::string(1, '\0'));
-  create->set_range_end(std::string(1, '\0'));
+  if (filter.prefix.empty()) {
+    create->set_key(std::string(1, '\0'));
+    create->set_range_end(std::string(1, '\0'));
+  } else {
+    create->set_key(filter.prefix);
+    std::string end = filter.prefix;
+    ++end.back();  // the prefixes used here never end in 0xff
+    create->set_range_end(end);
+  }
   create->set_start_revision(start_revision);
-  create->set_prev_kv(true);
+  create->set_prev_kv(filter.prev_kv);
+  if (filter.no_put) create->add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
+  if (filter.no_delete) create->add_filters(etcdserverpb::WatchCreateRequest::NODELETE);
   return request;
+}
+
+// A watch of every key from `start_revision`, with prev_kv.
+etcdserverpb::WatchRequest WatchEverything(int64_t start_revision) {
+  return FilteredWatch(WatchFilter{}, start_revision);
+}
+
+// The second watcher sees only deletes of lease keys (a registry waiting for instances to go);
+// the third only puts of set keys, without prev_kv; the rest everything.
+WatchFilter FilterOfWatcher(int worker) {
+  WatchFilter filter;
+  if (worker == 1) {
+    filter.prefix = "lease/";
+    filter.no_put = true;
+  } else if (worker == 2) {
+    filter.prefix = "set/";
+    filter.no_delete = true;
+    filter.prev_kv = false;
+  }
+  return filter;
 }
 
 etcdserverpb::WatchRequest ProgressRequest() {
@@ -589,6 +618,7 @@ bool BreakWatchLog(WorkloadOptions::WatchFault fault, int received, WatchLog& lo
 void Workloads::WatchWorker(int worker) {
   WatchLog log;
   log.watcher = worker;
+  log.filter = FilterOfWatcher(worker);
   int64_t next = log.start_revision;  // the revision to resume at
   int node = worker % members_->size();
   int received = 0;
@@ -602,7 +632,7 @@ void Workloads::WatchWorker(int worker) {
     auto stream = members_->watch[node]->Watch(&context);
     std::atomic<int64_t> heard_ns{clock_->Now()};
     std::atomic<bool> done{false};
-    const bool sent = stream->Write(WatchEverything(next));
+    const bool sent = stream->Write(FilteredWatch(log.filter, next));
     // Asks for progress twice a second (the only writer from here on); gives the stream up when the
     // member stays silent (paused, cut off) for 3 s, or when the campaign stops.
     std::thread pacer([&] {

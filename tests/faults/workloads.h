@@ -6,9 +6,10 @@
 //    which keys exist (checked for lease safety and liveness);
 //  - fenced lock: etcd's Lock, then writes to a register that refuses lower fencing tokens, with
 //    holders that stall past their lease's TTL (checked: stale tokens refused, no overlap);
-//  - watches: watchers of every key from the first revision, with prev_kv, asking for progress
-//    notifications and resuming on another member when theirs fails (checked against the history
-//    read at the end: in order, no gap, no duplicate, progress never ahead of events).
+//  - watches: watchers from the first revision, asking for progress notifications and resuming on
+//    another member when theirs fails: of every key with prev_kv, but the second only of lease
+//    keys' deletions and the third only of set keys' puts without prev_kv (checked against the
+//    history read at the end: in order, no gap, no duplicate, progress never ahead of events).
 // Thread-safe: workers run on their own threads and share the Recorder.
 #pragma once
 

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
+#include "tests/faults/safety_checkers.h"
+#include "tests/faults/watch_calls.h"
 
 namespace leasehold::faults {
 namespace {
@@ -19,30 +21,6 @@ constexpr char kCompactedMessage[] = "etcdserver: mvcc: required revision has be
 void Deadline(grpc::ClientContext* context, double seconds) {
   context->set_deadline(std::chrono::system_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
-}
-
-WatchedEvent FromEvent(const mvccpb::Event& e) {
-  WatchedEvent w;
-  w.revision = e.kv().mod_revision();
-  w.key = e.kv().key();
-  w.put = e.type() == mvccpb::Event::PUT;
-  w.value = e.kv().value();
-  w.create_revision = e.kv().create_revision();
-  w.version = e.kv().version();
-  w.has_prev = e.has_prev_kv();
-  w.prev_value = e.prev_kv().value();
-  w.prev_mod_revision = e.prev_kv().mod_revision();
-  return w;
-}
-
-etcdserverpb::WatchRequest WatchAllFrom(int64_t revision) {
-  etcdserverpb::WatchRequest request;
-  auto* create = request.mutable_create_request();
-  create->set_key(std::string(1, '\0'));
-  create->set_range_end(std::string(1, '\0'));
-  create->set_start_revision(revision);
-  create->set_prev_kv(true);
-  return request;
 }
 
 // What one watch from `start` brought until its events or a progress notification reached
@@ -58,9 +36,7 @@ Watched WatchUntil(etcdserverpb::Watch::Stub* watch, int64_t start, int64_t targ
   grpc::ClientContext context;
   Deadline(&context, 20);
   auto stream = watch->Watch(&context);
-  etcdserverpb::WatchRequest progress;
-  progress.mutable_progress_request();
-  if (stream->Write(WatchAllFrom(start)) && stream->Write(progress)) {
+  if (stream->Write(WatchEverything(start)) && stream->Write(ProgressRequest())) {
     etcdserverpb::WatchResponse response;
     while (!out.complete && stream->Read(&response)) {
       if (response.canceled()) {
@@ -68,7 +44,7 @@ Watched WatchUntil(etcdserverpb::Watch::Stub* watch, int64_t start, int64_t targ
         out.complete = true;
         break;
       }
-      for (const auto& e : response.events()) out.events.push_back(FromEvent(e));
+      for (const auto& e : response.events()) out.events.push_back(ToWatchedEvent(e));
       const bool notified = response.events_size() == 0 && !response.created();
       out.complete = (!out.events.empty() && out.events.back().revision >= target) ||
                      (notified && response.header().revision() >= target);
@@ -77,13 +53,6 @@ Watched WatchUntil(etcdserverpb::Watch::Stub* watch, int64_t start, int64_t targ
   context.TryCancel();
   (void)stream->Finish();
   return out;
-}
-
-bool Same(const WatchedEvent& a, const WatchedEvent& b) {
-  return a.revision == b.revision && a.key == b.key && a.put == b.put && a.value == b.value &&
-         a.create_revision == b.create_revision && a.version == b.version &&
-         a.has_prev == b.has_prev && a.prev_value == b.prev_value &&
-         a.prev_mod_revision == b.prev_mod_revision;
 }
 
 }  // namespace
@@ -176,7 +145,7 @@ CompactionCheck CheckCompaction(const std::vector<std::string>& endpoints,
     }
     size_t matching = 0;
     while (matching < expected.size() && matching < after.events.size() &&
-           Same(expected[matching], after.events[matching])) {
+           SameEvent(expected[matching], after.events[matching])) {
       ++matching;
     }
     if (!after.complete || matching != expected.size() || after.events.size() != expected.size()) {

@@ -194,14 +194,14 @@ std::vector<std::string> MissingAcknowledged(
   return anomalies;
 }
 
-namespace {
-
 bool SameEvent(const WatchedEvent& a, const WatchedEvent& b) {
   return a.revision == b.revision && a.key == b.key && a.put == b.put && a.value == b.value &&
          a.create_revision == b.create_revision && a.version == b.version &&
          a.has_prev == b.has_prev && a.prev_value == b.prev_value &&
          a.prev_mod_revision == b.prev_mod_revision;
 }
+
+namespace {
 
 std::string Describe(const WatchedEvent& e) {
   return absl::StrFormat("%s of %s at revision %d", e.put ? "put" : "delete",

@@ -49,6 +49,9 @@ struct FenceCheck {
 FenceCheck CheckFencedRegister(const std::vector<FencedWrite>& writes,
                                const std::vector<AcceptedWrite>& log);
 
+// Two events are the same: revision, key, kind, value, versions and prev_kv.
+bool SameEvent(const WatchedEvent& a, const WatchedEvent& b);
+
 struct WatchCheck {
   std::vector<std::string> anomalies;
   int64_t history_events = 0;  // in the history read at the end

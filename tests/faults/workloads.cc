@@ -12,6 +12,7 @@
 #include "etcdserverpb/rpc.grpc.pb.h"
 #include "tests/common/keep_alive_once.h"
 #include "tests/faults/safety_checkers.h"
+#include "tests/faults/watch_calls.h"
 #include "v3lockpb/v3lock.grpc.pb.h"
 
 namespace leasehold::faults {
@@ -74,45 +75,6 @@ int64_t KeepAliveOnce(etcdserverpb::Lease::Stub* stub, int64_t id) {
 
 std::string Token(int64_t token) { return absl::StrFormat("%020d", token); }
 
-WatchedEvent ToWatchedEvent(const mvccpb::Event& e) {
-  WatchedEvent w;
-  w.revision = e.kv().mod_revision();
-  w.key = e.kv().key();
-  w.put = e.type() == mvccpb::Event::PUT;
-  w.value = e.kv().value();
-  w.create_revision = e.kv().create_revision();
-  w.version = e.kv().version();
-  w.has_prev = e.has_prev_kv();
-  w.prev_value = e.prev_kv().value();
-  w.prev_mod_revision = e.prev_kv().mod_revision();
-  return w;
-}
-
-// A watch as `filter` says, from `start_revision`.
-etcdserverpb::WatchRequest FilteredWatch(const WatchFilter& filter, int64_t start_revision) {
-  etcdserverpb::WatchRequest request;
-  auto* create = request.mutable_create_request();
-  if (filter.prefix.empty()) {
-    create->set_key(std::string(1, '\0'));
-    create->set_range_end(std::string(1, '\0'));
-  } else {
-    create->set_key(filter.prefix);
-    std::string end = filter.prefix;
-    ++end.back();  // the prefixes used here never end in 0xff
-    create->set_range_end(end);
-  }
-  create->set_start_revision(start_revision);
-  create->set_prev_kv(filter.prev_kv);
-  if (filter.no_put) create->add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
-  if (filter.no_delete) create->add_filters(etcdserverpb::WatchCreateRequest::NODELETE);
-  return request;
-}
-
-// A watch of every key from `start_revision`, with prev_kv.
-etcdserverpb::WatchRequest WatchEverything(int64_t start_revision) {
-  return FilteredWatch(WatchFilter{}, start_revision);
-}
-
 // The second watcher sees only deletes of lease keys (a registry waiting for instances to go);
 // the third only puts of set keys, without prev_kv; the rest everything.
 WatchFilter FilterOfWatcher(int worker) {
@@ -126,12 +88,6 @@ WatchFilter FilterOfWatcher(int worker) {
     filter.prev_kv = false;
   }
   return filter;
-}
-
-etcdserverpb::WatchRequest ProgressRequest() {
-  etcdserverpb::WatchRequest request;
-  request.mutable_progress_request();
-  return request;
 }
 
 }  // namespace

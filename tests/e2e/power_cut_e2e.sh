@@ -37,6 +37,8 @@ for round in $(seq 1 "$ROUNDS"); do
   CUT_PID=$!
   "$CLIENT" write --endpoints="$EP" --acked="$ACKED" --round="$round" --seconds=60 &
   WRITER=$!
+  while kill -0 "$CUT_PID" 2>/dev/null && kill -0 "$WRITER" 2>/dev/null; do sleep 0.2; done
+  kill -9 "$CUT_PID" 2>/dev/null  # the writers ran out before the cut came: the check below fails
   wait "$CUT_PID"; RC=$?
   kill "$WRITER" 2>/dev/null; wait "$WRITER" 2>/dev/null
   check "round $round: the power went at write operation $OP" "$CUT_EXIT" "$RC"
@@ -60,6 +62,8 @@ for round in $(seq 1 "$CLUSTER_ROUNDS"); do
   WRITER=$!
   sleep "$((1 + RANDOM % 3)).$((RANDOM % 10))"
   kill -USR2 "${CPID[$VICTIM]}"
+  for _ in $(seq 1 100); do kill -0 "${CPID[$VICTIM]}" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "${CPID[$VICTIM]}" 2>/dev/null  # no write came within 10 s: the check below fails
   wait "${CPID[$VICTIM]}"; RC=$?
   CPID[$VICTIM]=""
   sleep 1  # the others go on without it

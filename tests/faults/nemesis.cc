@@ -162,9 +162,7 @@ void Nemesis::HoldBlackhole(const std::atomic<bool>& stop) {
   }
 }
 
-std::string Nemesis::BlackholeOutcome() {
-  const int victim = down_.empty() ? -1 : down_[0];
-  if (victim < 0) return "";
+std::string Nemesis::BlackholeOutcome(int victim) {
   // The snapshot comes once the leader sees the member again.
   for (int waited_ms = 0; waited_ms < 15000; waited_ms += 250) {
     if (cluster_->SnapshotsInstalled(victim) > blackhole_snapshots_before_)
@@ -214,13 +212,9 @@ void Nemesis::Run(const std::atomic<bool>& stop) {
     } else {
       SleepUnlessStopped(hold_ms, stop);
     }
-    const std::vector<int> cut_off = down_;
+    const int cut_off = kind == "blackhole" ? down_[0] : -1;
     Heal(kind);
-    if (kind == "blackhole") {
-      down_ = cut_off;
-      window.targets += BlackholeOutcome();
-      down_.clear();
-    }
+    if (cut_off >= 0) window.targets += BlackholeOutcome(cut_off);
     window.end_ns = clock_->Now();
     std::printf("[%7.1f s] %-9s %s (%.1f s)\n", window.start_ns / 1e9, kind.c_str(),
                 window.targets.c_str(), (window.end_ns - window.start_ns) / 1e9);

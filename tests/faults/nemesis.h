@@ -63,7 +63,7 @@ class Nemesis {
   // The current blackhole: held until the others' Raft index has moved past what their compacted
   // logs keep (or a minute), then whether the member caught up from a snapshot.
   void HoldBlackhole(const std::atomic<bool>& stop);
-  std::string BlackholeOutcome();
+  std::string BlackholeOutcome(int victim);
 
   std::vector<int> down_;  // members killed, paused or cut off by the current fault
   int64_t blackhole_from_index_ = 0;

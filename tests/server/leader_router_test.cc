@@ -16,13 +16,12 @@
 #include "absl/synchronization/notification.h"
 #include "common/etcd_errors.h"
 #include "server/member/leader_forwarder.h"
-#include "storage/reopen.h"
-#include "storage/temp_dir.h"
+#include "server/test_proposer.h"
 
 namespace leasehold::server {
 namespace {
 
-constexpr uint64_t kSelf = 1;
+constexpr uint64_t kSelf = 1;  // the fixture's member
 constexpr int64_t kLease = 42;
 
 // A proposer whose leader the test chooses.
@@ -58,14 +57,10 @@ class LeaderSwitch : public Proposer {
   int conf_changes_proposed ABSL_GUARDED_BY(mu) = 0;
 };
 
-class LeaderRouterTest : public ::testing::Test {
+class LeaderRouterTest : public MemberFixtureWith<LeaderSwitch> {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(testing::ReopenStateMachine(dir_.Sub("db"), &engine_, &sm_));
-    MemberConfig config;
-    config.member_id = kSelf;
-    member_ =
-        std::make_unique<Member>(config, engine_.get(), sm_.get(), &proposer_, nullptr, &tokens_);
+    ASSERT_NO_FATAL_FAILURE(MemberFixtureWith::SetUp());
     internalpb::InternalRequest grant;
     grant.set_time_unix_ms(Member::NowUnixMs());
     grant.mutable_lease_grant()->set_id(kLease);
@@ -97,13 +92,6 @@ class LeaderRouterTest : public ::testing::Test {
                         out->done.Notify();
                       });
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<storage::Engine> engine_;
-  std::unique_ptr<storage::StateMachine> sm_;
-  LeaderSwitch proposer_;
-  TokenStore tokens_{absl::Seconds(60)};
-  std::unique_ptr<Member> member_;
 };
 
 TEST_F(LeaderRouterTest, WaitsForALeaderAndIsAnsweredOnceItCanRenew) {

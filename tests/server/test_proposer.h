@@ -73,8 +73,10 @@ class TestProposer : public Proposer {
   std::vector<Done> waiting_ ABSL_GUARDED_BY(mu_);
 };
 
-// Member "m1" (id 1) over a state machine in a temporary directory, proposing through proposer_.
-class MemberFixture : public ::testing::Test {
+// Member "m1" (id 1) over a state machine in a temporary directory, proposing through proposer_
+// (a TestProposer, or the test's own kind).
+template <typename ProposerType>
+class MemberFixtureWith : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(OpenMember({})); }
   void OpenMember(std::vector<std::string> client_urls) {
@@ -90,9 +92,11 @@ class MemberFixture : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<storage::StateMachine> sm_;
-  TestProposer proposer_;
+  ProposerType proposer_;
   TokenStore tokens_{absl::Seconds(60)};
   std::unique_ptr<Member> member_;
 };
+
+using MemberFixture = MemberFixtureWith<TestProposer>;
 
 }  // namespace leasehold::server

@@ -23,6 +23,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "etcdserverpb/rpc.grpc.pb.h"
+#include "tests/common/endpoint_stubs.h"
 #include "tests/common/keep_alive_once.h"
 
 namespace {
@@ -41,23 +42,7 @@ struct Flags {
       2.5;  // seconds after the last acknowledged TTL by which the lease must be gone
 };
 
-class Cluster {
- public:
-  explicit Cluster(const std::vector<std::string>& endpoints) {
-    for (const auto& e : endpoints) {
-      auto channel = grpc::CreateChannel(e, grpc::InsecureChannelCredentials());
-      kv_.push_back(etcdserverpb::KV::NewStub(channel));
-      lease_.push_back(etcdserverpb::Lease::NewStub(channel));
-    }
-  }
-  size_t size() const { return kv_.size(); }
-  etcdserverpb::KV::Stub* kv(size_t i) { return kv_[i % kv_.size()].get(); }
-  etcdserverpb::Lease::Stub* lease(size_t i) { return lease_[i % lease_.size()].get(); }
-
- private:
-  std::vector<std::unique_ptr<etcdserverpb::KV::Stub>> kv_;
-  std::vector<std::unique_ptr<etcdserverpb::Lease::Stub>> lease_;
-};
+using Cluster = leasehold::testing::EndpointStubs;
 
 void SetDeadline(grpc::ClientContext* context, double seconds) {
   context->set_deadline(std::chrono::system_clock::now() +

@@ -28,6 +28,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "etcdserverpb/rpc.grpc.pb.h"
+#include "tests/common/endpoint_stubs.h"
 
 namespace {
 
@@ -57,22 +58,7 @@ std::unique_ptr<grpc::ClientContext> Context(double seconds) {
   return context;
 }
 
-class Endpoints {
- public:
-  explicit Endpoints(const std::vector<std::string>& endpoints) {
-    for (const auto& e : endpoints) {
-      auto channel = grpc::CreateChannel(e, grpc::InsecureChannelCredentials());
-      kv_.push_back(etcdserverpb::KV::NewStub(channel));
-      lease_.push_back(etcdserverpb::Lease::NewStub(channel));
-    }
-  }
-  etcdserverpb::KV::Stub* kv(size_t i) { return kv_[i % kv_.size()].get(); }
-  etcdserverpb::Lease::Stub* lease(size_t i) { return lease_[i % lease_.size()].get(); }
-
- private:
-  std::vector<std::unique_ptr<etcdserverpb::KV::Stub>> kv_;
-  std::vector<std::unique_ptr<etcdserverpb::Lease::Stub>> lease_;
-};
+using Endpoints = leasehold::testing::EndpointStubs;
 
 // Appends whole lines to the acknowledgement file, each written out before the next step starts.
 class AckLog {

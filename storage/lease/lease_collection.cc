@@ -4,6 +4,22 @@
 
 namespace leasehold::storage {
 
+void LeaseCollection::AttachedKeys::Insert(const std::string& key) {
+  if (!keys_) keys_ = std::make_unique<std::set<std::string>>();
+  keys_->insert(key);
+}
+
+void LeaseCollection::AttachedKeys::Erase(const std::string& key) {
+  if (!keys_) return;
+  keys_->erase(key);
+  if (keys_->empty()) keys_.reset();
+}
+
+std::vector<std::string> LeaseCollection::AttachedKeys::Sorted() const {
+  if (!keys_) return {};
+  return {keys_->begin(), keys_->end()};
+}
+
 bool LeaseCollection::Contains(int64_t id) const {
   absl::MutexLock lock(&mu_);
   return lease_map_.contains(id);
@@ -24,7 +40,7 @@ std::vector<std::string> LeaseCollection::Revoke(int64_t id) {
   absl::MutexLock lock(&mu_);
   auto it = lease_map_.find(id);
   if (it == lease_map_.end()) return {};
-  std::vector<std::string> keys(it->second.keys.begin(), it->second.keys.end());
+  std::vector<std::string> keys = it->second.keys.Sorted();
   for (const std::string& key : keys) item_map_.erase(key);
   lease_map_.erase(it);
   expiry_.Remove(id);
@@ -37,14 +53,14 @@ void LeaseCollection::Attach(int64_t id, const std::string& key) {
   absl::MutexLock lock(&mu_);
   auto it = lease_map_.find(id);
   if (it == lease_map_.end()) return;
-  it->second.keys.insert(key);
+  it->second.keys.Insert(key);
   item_map_[key] = id;
 }
 
 void LeaseCollection::Detach(int64_t id, const std::string& key) {
   absl::MutexLock lock(&mu_);
   auto it = lease_map_.find(id);
-  if (it != lease_map_.end()) it->second.keys.erase(key);
+  if (it != lease_map_.end()) it->second.keys.Erase(key);
   auto item = item_map_.find(key);
   if (item != item_map_.end() && item->second == id) item_map_.erase(item);
 }
@@ -180,7 +196,7 @@ std::optional<LeaseCollection::TimeToLive> LeaseCollection::Lookup(int64_t id, i
   // always moved on (a fresh 10 s lease reads 9), so time left counts as a hair under what it says.
   const int64_t left_ms = ExpiryLocked(id, it->second) - now_ms;
   ttl.remaining_seconds = (left_ms > 0 ? left_ms - 1 : left_ms) / 1000;
-  if (with_keys) ttl.keys.assign(it->second.keys.begin(), it->second.keys.end());
+  if (with_keys) ttl.keys = it->second.keys.Sorted();
   return ttl;
 }
 

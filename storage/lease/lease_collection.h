@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -94,11 +95,23 @@ class LeaseCollection {
   size_t size() const;
 
  private:
+  // The keys of one lease, in key order. Most leases hold none or one, so the set is allocated on
+  // the first attach: a million idle leases then take 32 bytes each in lease_map_, not 72.
+  class AttachedKeys {
+   public:
+    void Insert(const std::string& key);
+    void Erase(const std::string& key);
+    size_t size() const { return keys_ ? keys_->size() : 0; }
+    std::vector<std::string> Sorted() const;
+
+   private:
+    std::unique_ptr<std::set<std::string>> keys_;
+  };
   struct Lease {
     int64_t ttl_seconds = 0;
     int64_t deadline_ms = 0;        // replicated deadline as of the last grant or checkpoint
     int64_t remaining_seconds = 0;  // with no deadline: the first promotion's term, if not the TTL
-    std::set<std::string> keys;
+    AttachedKeys keys;
   };
   int64_t ExpiryLocked(int64_t id, const Lease& lease) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -6,7 +6,7 @@ PACKAGES=(
   cmake ninja-build g++ pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libboost-dev libssl-dev libcrypt-dev prometheus-cpp-dev libyaml-cpp-dev
+  libboost-dev libssl-dev libcrypt-dev prometheus-cpp-dev libyaml-cpp-dev libjemalloc-dev
   etcd-client etcd-server bc curl python3 python3-azure-storage
   iproute2 iptables patroni postgresql
   "$@"

@@ -158,6 +158,12 @@ CASES=(
   "watch-fanout events, 10000 watchers on 100 streams, 1 put/s|watch-fanout --clients 10000 --watchers-per-stream 100 --conns 16 --rate 1 $D"
   "watch-fanout events, 10000 watchers on 10000 streams, 1 put/s|watch-fanout --clients 10000 --conns 16 --rate 1 $D"
   "watch-fanout events, 10000 watchers on 1 stream, 1 put/s|watch-fanout --clients 10000 --watchers-per-stream 10000 --conns 1 --rate 1 $D"
+  "watch-fanout events at saturation, 1000 watchers on 1 stream|watch-fanout --clients 1000 --watchers-per-stream 1000 --conns 1 --writers 16 $D"
+  "watch-fanout events at saturation, 1000 watchers on 100 streams|watch-fanout --clients 1000 --watchers-per-stream 10 --conns 16 --writers 16 $D"
+  "watch-fanout events at saturation, 1000 watchers on 1000 streams|watch-fanout --clients 1000 --conns 16 --writers 16 $D"
+  "watch-fanout events at saturation, 10000 watchers on 1 stream|watch-fanout --clients 10000 --watchers-per-stream 10000 --conns 1 --writers 16 $D"
+  "watch-fanout events at saturation, 10000 watchers on 100 streams|watch-fanout --clients 10000 --watchers-per-stream 100 --conns 16 --writers 16 $D"
+  "watch-fanout events at saturation, 10000 watchers on 10000 streams|watch-fanout --clients 10000 --conns 16 --writers 16 $D"
 )
 if [ "$CLIENT" = go ]; then
   GD="--duration ${DURATION}s"

@@ -31,9 +31,11 @@ const char kUsage[] =
     "                     event, event to that waiter's read finding no older key)\n"
     "  watch-fanout       --clients watchers on one prefix, --watchers-per-stream of them per "
     "stream (default\n"
-    "                     1); puts at --rate (default 10/s); reports events delivered per second "
-    "and\n"
-    "                     put-to-watcher latency\n"
+    "                     1); puts at --rate (default 10/s), or as fast as --writers closed-loop "
+    "writers\n"
+    "                     get them taken (saturation); reports events delivered per second (until "
+    "the\n"
+    "                     last receipt) and put-to-watcher latency\n"
     "  lock-rpc           etcd's Lock RPC (v3lockpb): Lock then Unlock, on a lease per client; "
     "--locks names shared by the clients\n"
     "  expiry-storm       grant --storm-leases leases of --storm-ttl s, one key each; time until "
@@ -48,7 +50,7 @@ const char kUsage[] =
     "  --rate=OPS_PER_S (open loop; latency from the intended start)  --json\n"
     "  --ttl=S --revoke=BOOL --with-key --leases-per-stream=N --key-size=N --value-size=N "
     "--key-space=N\n"
-    "  --with-lease --serializable --locks=N --watchers-per-stream=N --storm-leases=N "
+    "  --with-lease --serializable --locks=N --watchers-per-stream=N --writers=N --storm-leases=N "
     "--storm-ttl=S --storm-put-rate=R --storm-drain-timeout=S\n"
     "  --idle-watch-streams=N  (any workload) hold N watch streams open meanwhile, each watching a "
     "key\n"
@@ -131,6 +133,7 @@ Options ParseOptions(int argc, char** argv) {
       {"locks", [&](auto& n, auto& v) { o.locks = static_cast<int>(Int(n, v)); }},
       {"watchers-per-stream",
        [&](auto& n, auto& v) { o.watchers_per_stream = static_cast<int>(Int(n, v)); }},
+      {"writers", [&](auto& n, auto& v) { o.writers = static_cast<int>(Int(n, v)); }},
       {"idle-watch-streams",
        [&](auto& n, auto& v) {
          o.idle_watch_streams = static_cast<int>(std::max<int64_t>(0, Int(n, v)));

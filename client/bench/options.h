@@ -31,8 +31,9 @@ struct Options {
   bool with_lease = false;    // put: attach a lease (one per client)
   bool serializable = false;  // range
   int watchers_per_stream =
-      1;          // watch-fanout: watchers multiplexed on one stream, as etcd clients do
-  int locks = 0;  // txn-lock: number of lock names (0: one per client, uncontended)
+      1;            // watch-fanout: watchers multiplexed on one stream, as etcd clients do
+  int writers = 0;  // watch-fanout: > 0: this many closed-loop writers (saturation), not --rate
+  int locks = 0;    // txn-lock: number of lock names (0: one per client, uncontended)
   int64_t storm_leases = 100000;  // expiry-storm
   int64_t storm_ttl = 5;
   double storm_put_rate = 500;         // background puts per second during the storm

@@ -32,8 +32,8 @@ mvccpb::KeyValue MvccStore::ToKeyValue(const std::string& key, const KeyRecord& 
 template <typename Fn>
 void MvccStore::ForEachRecord(std::string_view key, std::string_view range_end, Fn&& fn) const {
   if (range_end.empty()) {
-    auto it = index_.find(key);
-    if (it != index_.end()) fn(it->first, it->second);
+    auto it = by_key_.find(key);
+    if (it != by_key_.end()) fn(it->first, *it->second);
     return;
   }
   const bool to_end = range_end == std::string_view("\0", 1);
@@ -47,8 +47,8 @@ void MvccStore::ForEachRecord(std::string_view key, std::string_view range_end, 
 template <typename Fn>
 void MvccStore::ForEachLiveRecord(std::string_view key, std::string_view range_end, Fn&& fn) const {
   if (range_end.empty()) {
-    auto it = live_.find(key);
-    if (it != live_.end()) fn(it->first, *it->second);
+    auto it = by_key_.find(key);
+    if (it != by_key_.end() && it->second->live) fn(it->first, *it->second);
     return;
   }
   const bool to_end = range_end == std::string_view("\0", 1);
@@ -60,8 +60,8 @@ void MvccStore::ForEachLiveRecord(std::string_view key, std::string_view range_e
 }
 
 const KeyRecord* MvccStore::FindLive(std::string_view key) const {
-  auto it = live_.find(key);
-  return it != live_.end() ? it->second : nullptr;
+  auto it = by_key_.find(key);
+  return it != by_key_.end() && it->second->live ? it->second : nullptr;
 }
 
 void MvccStore::ForEachLive(
@@ -114,7 +114,7 @@ absl::StatusOr<RangeResult> MvccStore::Range(std::string_view key, std::string_v
     });
     return result;
   }
-  ForEachRecord(key, range_end, [&](const std::string& k, const KeyRecord& r) {
+  ForEachRecord(key, range_end, [&](std::string_view, const KeyRecord& r) {
     // The last change at or below `rev` decides whether the key existed then.
     auto it = std::upper_bound(r.changes.begin(), r.changes.end(), rev,
                                [](int64_t v, const KeyChange& c) { return v < c.rev.main; });
@@ -164,9 +164,9 @@ absl::Status MvccStore::History(int64_t from, int64_t to, std::string_view key,
       const Revision rev{
           static_cast<int64_t>(ReadBigEndian64(std::string_view(it->key().data() + 1, 8))),
           static_cast<int64_t>(ReadBigEndian64(std::string_view(it->key().data() + 9, 8)))};
-      auto record = index_.find(event.kv().key());
-      if (record != index_.end()) {
-        const auto& changes = record->second.changes;
+      auto record = by_key_.find(event.kv().key());
+      if (record != by_key_.end()) {
+        const auto& changes = record->second->changes;
         auto at = std::lower_bound(changes.begin(), changes.end(), rev,
                                    [](const KeyChange& c, const Revision& r) { return c.rev < r; });
         if (at != changes.begin() && !std::prev(at)->tombstone) {
@@ -201,6 +201,7 @@ absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch,
     if (versions_deleted != nullptr) *versions_deleted += keep - changes.begin();
     changes.erase(changes.begin(), keep);
     if (changes.empty() && !it->second.live) {
+      by_key_.erase(it->first);
       it = index_.erase(it);
     } else {
       ++it;
@@ -214,6 +215,7 @@ absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch,
 absl::Status MvccStore::Restore(
     const std::function<void(const std::string& key, const KeyRecord&)>& on_live_key) {
   live_.clear();
+  by_key_.clear();
   index_.clear();
   auto it = engine_->NewIterator(std::string(1, keys::kRevisionPrefix + 1));
   int64_t last_main = 1;
@@ -250,7 +252,9 @@ absl::Status MvccStore::Restore(
   current_ = std::max<int64_t>(last_main, static_cast<int64_t>(*meta_rev));
   compacted_ = ever_compacted ? static_cast<int64_t>(*meta_compact) : -1;
   live_.clear();
+  by_key_.reserve(index_.size());
   for (auto& [key, record] : index_) {
+    by_key_.emplace(key, &record);
     if (!record.live) continue;
     live_.emplace(key, &record);
     on_live_key(key, record);
@@ -260,15 +264,20 @@ absl::Status MvccStore::Restore(
 
 std::optional<mvccpb::KeyValue> MvccStore::WriteTxn::Put(const std::string& key,
                                                          const std::string& value, int64_t lease) {
-  auto [entry, inserted] = store_->index_.try_emplace(key);
-  KeyRecord& record = entry->second;
+  auto found = store_->by_key_.find(key);
+  if (found == store_->by_key_.end()) {
+    auto entry = store_->index_.try_emplace(key).first;
+    found = store_->by_key_.emplace(entry->first, &entry->second).first;
+  }
+  const std::string_view stored_key = found->first;
+  KeyRecord& record = *found->second;
   std::optional<mvccpb::KeyValue> prev;
   if (record.live) prev = ToKeyValue(key, record);
   Revision rev{main_, next_sub_++};
   if (!record.live) {
     record.create_revision = main_;
     record.version = 0;
-    store_->live_.emplace(entry->first, &record);
+    store_->live_.emplace(stored_key, &record);
   }
   record.live = true;
   record.version += 1;
@@ -297,7 +306,7 @@ std::vector<mvccpb::KeyValue> MvccStore::WriteTxn::DeleteRange(std::string_view 
   std::vector<mvccpb::KeyValue> deleted;
   deleted.reserve(victims.size());
   for (const std::string& k : victims) {
-    KeyRecord& record = store_->index_.find(k)->second;
+    KeyRecord& record = *store_->by_key_.find(k)->second;
     deleted.push_back(ToKeyValue(k, record));
     Revision rev{main_, next_sub_++};
     mvccpb::KeyValue tombstone;

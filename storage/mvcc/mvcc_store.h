@@ -55,7 +55,7 @@ struct RangeResult {
 
 class MvccStore {
  public:
-  // Not copyable: live_ points into index_.
+  // Not copyable: live_ and by_key_ point into index_.
   MvccStore(const MvccStore&) = delete;
   MvccStore& operator=(const MvccStore&) = delete;
   explicit MvccStore(Engine* engine) : engine_(engine) {}
@@ -148,6 +148,9 @@ class MvccStore {
   // nothing. A B-tree: every put looks its key up here, and a red-black tree's pointer chase was
   // a visible share of the apply thread.
   absl::btree_map<std::string_view, KeyRecord*> live_;
+  // Every record of index_ by key, for the point lookups of puts, deletes and gets: the ordered
+  // indexes compare the key at each level, each comparison a cache miss on another node's key.
+  absl::flat_hash_map<std::string_view, KeyRecord*> by_key_;
   absl::flat_hash_map<std::string, std::string> unflushed_;  // revision key -> encoded version
   int64_t current_ = 1;
   // -1 until the first compaction: as in etcd, a store never compacted takes a compaction to 0

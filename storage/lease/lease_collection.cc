@@ -5,7 +5,7 @@
 namespace leasehold::storage {
 
 void LeaseCollection::AttachedKeys::Insert(const std::string& key) {
-  if (!keys_) keys_ = std::make_unique<std::set<std::string>>();
+  if (!keys_) keys_ = std::make_unique<absl::btree_set<std::string>>();
   keys_->insert(key);
 }
 

@@ -73,6 +73,7 @@ ETCD_PORT=22479
 LH_PORT=22579
 PIDS=()
 PID=""  # the member that takes the load (the leader)
+FOLLOWER=""  # another member's client endpoint (3 nodes)
 
 # Member i (1..NODES) of server $1: client port, peer port.
 client_port() { echo $(( $([ "$1" = etcd ] && echo "$ETCD_PORT" || echo "$LH_PORT") + 10 * ($2 - 1) )); }
@@ -89,12 +90,14 @@ start_server() { # etcd|leasehold [keep]: with keep, on the data the last run le
     launch_member "$1" "m$i" "$dir" "$cp" "$pp" "$initial" "$WORK/$1-$i.log"
     PIDS+=($!)
   done
-  # Wait for a leader and send the load to it.
+  # Wait for a leader and send the load to it (FOLLOWER: another member, for the cases that go
+  # through one).
   for _ in $(seq 1 200); do
     for i in $(seq 1 "$NODES"); do
       ENDPOINT="127.0.0.1:$(client_port "$1" "$i")"
       if is_leader "$ENDPOINT"; then
         PID=${PIDS[$((i - 1))]}
+        FOLLOWER="127.0.0.1:$(client_port "$1" $((i % NODES + 1)))"
         return 0
       fi
     done
@@ -113,16 +116,18 @@ trap stop_server EXIT
 # CPU of every member of the server under test, in clock ticks.
 cpu_ticks() { local p t=0; for p in "${PIDS[@]}"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
 
-# run_case SERVER NAME BENCH-ARGS...: one measurement on a fresh server, appended to $RESULTS
+# run_case SERVER NAME BENCH-ARGS...: one measurement on a fresh server, appended to $RESULTS. A
+# first argument `via-follower` sends the load to a follower instead of the leader.
 run_case() {
   local server=$1 name=$2; shift 2
   start_server "$server"
-  local before after json
+  local before after json target=$ENDPOINT
+  if [ "${1:-}" = via-follower ]; then target=$FOLLOWER; shift; fi
   before=$(cpu_ticks)
   if [ "$CLIENT" = go ]; then
-    json=$("$BENCH" "$@" --endpoint="$ENDPOINT" --server-pids="$(IFS=,; echo "${PIDS[*]}")")
+    json=$("$BENCH" "$@" --endpoint="$target" --server-pids="$(IFS=,; echo "${PIDS[*]}")")
   else
-    json=$("$BENCH" "$@" --endpoints="$ENDPOINT" --json)
+    json=$("$BENCH" "$@" --endpoints="$target" --json)
   fi
   after=$(cpu_ticks)
   # The loaded member's peak resident memory over the case.
@@ -165,6 +170,8 @@ CASES=(
   "watch-fanout events at saturation, 10000 watchers on 100 streams|watch-fanout --clients 10000 --watchers-per-stream 100 --conns 16 --writers 16 $D"
   "watch-fanout events at saturation, 10000 watchers on 10000 streams|watch-fanout --clients 10000 --conns 16 --writers 16 $D"
 )
+# A follower forwards keep-alives to the leader (etcd's does the same).
+[ "$NODES" = 3 ] && CASES+=("lease-keepalive through a follower|via-follower lease-keepalive --clients 256 --conns 16 $D")
 if [ "$CLIENT" = go ]; then
   GD="--duration ${DURATION}s"
   # Watch fan-out as Go programs do it: clientv3 puts every watch of a client on one gRPC stream

@@ -1,5 +1,8 @@
 #include "server/api/peer_service.h"
 
+#include <atomic>
+#include <memory>
+
 #include "absl/strings/str_cat.h"
 #include "server/api/propose_reactor.h"
 #include "server/observability/metrics.h"
@@ -129,6 +132,37 @@ grpc::ServerUnaryReactor* PeerService::LeaseRenew(
         if (answer.ok()) *response = std::move(*answer);
         reactor->Finish(ToGrpcStatus(answer.status()));
       });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* PeerService::LeaseRenewMany(grpc::CallbackServerContext* context,
+                                                      const peerpb::LeaseRenewBatch* request,
+                                                      peerpb::LeaseRenewResults* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const int count = request->requests_size();
+  if (count == 0) {
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  // Every outcome exists before any renewal starts: the answers, which may come on other threads,
+  // each fill their own element and never resize the list.
+  for (int i = 0; i < count; ++i) response->add_outcomes();
+  auto remaining = std::make_shared<std::atomic<int>>(count);
+  for (int i = 0; i < count; ++i) {
+    member_->RenewLease(request->requests(i),
+                        [reactor, response, remaining,
+                         i](absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse> answer) {
+                          peerpb::LeaseRenewOutcome* outcome = response->mutable_outcomes(i);
+                          if (answer.ok()) {
+                            *outcome->mutable_response() = std::move(*answer);
+                          } else {
+                            outcome->set_code(static_cast<int32_t>(answer.status().code()));
+                            outcome->set_message(std::string(answer.status().message()));
+                          }
+                          if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1)
+                            reactor->Finish(grpc::Status::OK);
+                        });
+  }
   return reactor;
 }
 

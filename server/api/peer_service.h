@@ -20,6 +20,9 @@ class PeerService final : public peerpb::RaftPeer::CallbackService {
   grpc::ServerUnaryReactor* LeaseRenew(grpc::CallbackServerContext* context,
                                        const etcdserverpb::LeaseKeepAliveRequest* request,
                                        etcdserverpb::LeaseKeepAliveResponse* response) override;
+  grpc::ServerUnaryReactor* LeaseRenewMany(grpc::CallbackServerContext* context,
+                                           const peerpb::LeaseRenewBatch* request,
+                                           peerpb::LeaseRenewResults* response) override;
   grpc::ServerUnaryReactor* LeaseTimeToLive(
       grpc::CallbackServerContext* context, const etcdserverpb::LeaseTimeToLiveRequest* request,
       etcdserverpb::LeaseTimeToLiveResponse* response) override;

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "common/etcd_errors.h"
 #include "leasehold/peer.grpc.pb.h"
+#include "server/member/renew_batcher.h"
 
 namespace leasehold::server {
 namespace {
@@ -84,7 +85,25 @@ void Forward(const LeaderForwarder::ChannelSource& channels, int64_t timeout_ms,
 
 }  // namespace
 
+LeaderForwarder::LeaderForwarder(ChannelSource channels, int64_t timeout_ms)
+    : channels_(std::move(channels)),
+      timeout_ms_(timeout_ms),
+      renewals_(std::make_unique<RenewBatcher>(
+          channels_, timeout_ms,
+          [this](uint64_t leader, absl::Time give_up_at,
+                 const etcdserverpb::LeaseKeepAliveRequest& request, RenewBatcher::Done done) {
+            RenewOne(leader, give_up_at, request, std::move(done));
+          })) {}
+
+LeaderForwarder::~LeaderForwarder() = default;
+
 void LeaderForwarder::Renew(
+    uint64_t leader, absl::Time give_up_at, const etcdserverpb::LeaseKeepAliveRequest& request,
+    std::function<void(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse>)> done) {
+  renewals_->Renew(leader, give_up_at, request, std::move(done));
+}
+
+void LeaderForwarder::RenewOne(
     uint64_t leader, absl::Time give_up_at, const etcdserverpb::LeaseKeepAliveRequest& request,
     std::function<void(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse>)> done) {
   Forward(

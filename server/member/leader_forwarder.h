@@ -1,6 +1,7 @@
 // LeaderForwarder: a follower's path to the leader for the calls only the leader can answer (lease
 // keep-alive and time-to-live, membership changes), over the leader's peer port
-// (RaftPeer.LeaseRenew, LeaseTimeToLive, MemberAdd, MemberRemove, MemberPromote). Calls are
+// (RaftPeer.LeaseRenewMany, LeaseTimeToLive, MemberAdd, MemberRemove, MemberPromote; keep-alives
+// go in batches, see RenewBatcher, or one LeaseRenew each to a leader without batches). Calls are
 // asynchronous; a call that cannot reach a leader, or reaches a member that no longer leads,
 // completes with etcd's "no leader". Each call's deadline is the earlier of `give_up_at` (the
 // caller's own, so that waiting for a leader and the forward together stay within etcd's request
@@ -21,12 +22,14 @@
 
 namespace leasehold::server {
 
+class RenewBatcher;
+
 class LeaderForwarder {
  public:
   // Returns a channel to member `id`'s peer port (null when unknown).
   using ChannelSource = std::function<std::shared_ptr<grpc::Channel>(uint64_t id)>;
-  LeaderForwarder(ChannelSource channels, int64_t timeout_ms)
-      : channels_(std::move(channels)), timeout_ms_(timeout_ms) {}
+  LeaderForwarder(ChannelSource channels, int64_t timeout_ms);
+  ~LeaderForwarder();
 
   void Renew(uint64_t leader, absl::Time give_up_at,
              const etcdserverpb::LeaseKeepAliveRequest& request,
@@ -49,8 +52,14 @@ class LeaderForwarder {
       std::function<void(absl::StatusOr<etcdserverpb::MemberPromoteResponse>)> done);
 
  private:
+  // One LeaseRenew call per keep-alive: the path to a leader that does not batch.
+  void RenewOne(uint64_t leader, absl::Time give_up_at,
+                const etcdserverpb::LeaseKeepAliveRequest& request,
+                std::function<void(absl::StatusOr<etcdserverpb::LeaseKeepAliveResponse>)> done);
+
   const ChannelSource channels_;
   const int64_t timeout_ms_;
+  std::unique_ptr<RenewBatcher> renewals_;
 };
 
 }  // namespace leasehold::server

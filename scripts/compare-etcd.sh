@@ -237,7 +237,8 @@ restart_case() {
       count=$(ETCDCTL_API=3 etcdctl --endpoints="$ENDPOINT" get lease-keys/ --prefix --keys-only --limit 1 -w json 2>/dev/null |
         python3 -c 'import json,sys; print(json.load(sys.stdin).get("count", 0))' 2>/dev/null || echo -1)
       t2=$(date +%s.%N)
-      if [ "$count" = 0 ]; then drain=$(echo "$t2 - $t1" | bc); break; fi
+      # printf: bc writes .5 for 0.5, which is not JSON.
+      if [ "$count" = 0 ]; then drain=$(printf '%.3f' "$(echo "$t2 - $t1" | bc)"); break; fi
       [ "$(echo "$t2 - $t1 > $STORM_DRAIN_TIMEOUT" | bc)" = 1 ] && break
       sleep 0.1
     done
@@ -245,7 +246,7 @@ restart_case() {
   sleep 2
   rss_after=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
   stop_server
-  echo "{\"server\":\"$server\",\"case\":\"$name\",\"leases\":$n,\"restart_s\":$(echo "$t1 - $t0" | bc),\"drain_s\":$drain,\"rss_kb_before\":$rss_before,\"rss_kb\":$rss_after}" >>"$RESULTS"
+  echo "{\"server\":\"$server\",\"case\":\"$name\",\"leases\":$n,\"restart_s\":$(printf '%.3f' "$(echo "$t1 - $t0" | bc)"),\"drain_s\":$drain,\"rss_kb_before\":$rss_before,\"rss_kb\":$rss_after}" >>"$RESULTS"
   echo "  $server $name: serves after $(echo "$t1 - $t0" | bc) s, $((rss_before / 1024)) -> $((rss_after / 1024)) MiB, keys gone after ${drain} s"
 }
 

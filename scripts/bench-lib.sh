@@ -19,4 +19,10 @@ launch_member() {
 }
 
 # is_leader ENDPOINT: whether the member serving ENDPOINT (host:port) says it leads.
-is_leader() { ETCDCTL_API=3 etcdctl --endpoints="$1" endpoint status 2>/dev/null | grep -q ", true, "; }
+# Until the port listens it answers no at once: an etcdctl refused there would sit out gRPC's 1 s
+# reconnect backoff, which restart timings would count.
+is_leader() {
+  (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null || return 1
+  ETCDCTL_API=3 etcdctl --endpoints="$1" --command-timeout=1s endpoint status 2>/dev/null |
+    grep -q ", true, "
+}

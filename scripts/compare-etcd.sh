@@ -230,7 +230,8 @@ restart_case() {
   if [ "$ttl" -lt 3600 ]; then sleep $((granted + ttl + 1 - SECONDS > 0 ? granted + ttl + 1 - SECONDS : 0)); fi
   t0=$(date +%s.%N)
   start_server "$server" keep
-  until ETCDCTL_API=3 etcdctl --endpoints="$ENDPOINT" --command-timeout=2s get x >/dev/null 2>&1; do sleep 0.05; done
+  until ETCDCTL_API=3 etcdctl --endpoints="$ENDPOINT" --dial-timeout=200ms --command-timeout=1s \
+    get x >/dev/null 2>&1; do sleep 0.05; done
   t1=$(date +%s.%N)
   if [ "$ttl" -lt 3600 ]; then
     while :; do

@@ -145,8 +145,8 @@ class MvccStore {
   std::map<std::string, KeyRecord, std::less<>> index_;
   // The live subset of index_ (keys view index_'s own; map nodes never move). Current-revision
   // reads walk this, so keys created and deleted over and over (lock keys, sessions) cost them
-  // nothing. A B-tree: every put looks its key up here, and a red-black tree's pointer chase was
-  // a visible share of the apply thread.
+  // nothing. A B-tree, so those walks stay within few cache lines; single keys are found through
+  // by_key_ instead.
   absl::btree_map<std::string_view, KeyRecord*> live_;
   // Every record of index_ by key, for the point lookups of puts, deletes and gets: the ordered
   // indexes compare the key at each level, each comparison a cache miss on another node's key.

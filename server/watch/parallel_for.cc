@@ -1,12 +1,15 @@
 #include "server/watch/parallel_for.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 namespace leasehold::server {
 
-ParallelFor::ParallelFor(int threads) {
-  for (int i = 1; i < std::max(1, threads); ++i)
-    workers_.emplace_back([this, i] { Worker(static_cast<size_t>(i)); });
+ParallelFor::ParallelFor(int workers, bool background) : background_(background) {
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { Worker(); });
 }
 
 ParallelFor::~ParallelFor() {
@@ -17,57 +20,81 @@ ParallelFor::~ParallelFor() {
   for (auto& t : workers_) t.join();
 }
 
-namespace {
-
-// Chunk `index` of `parts` over [0, n).
-std::pair<size_t, size_t> Chunk(size_t n, size_t parts, size_t index) {
-  return {n * index / parts, n * (index + 1) / parts};
-}
-
-}  // namespace
-
-void ParallelFor::Run(size_t n, size_t min_parallel,
-                      const std::function<void(size_t, size_t)>& fn) {
+void ParallelFor::Run(size_t n, size_t block, size_t min_parallel,
+                      const std::function<void(size_t, size_t)>& fn,
+                      const std::atomic<int>& caller_helps) {
   if (workers_.empty() || n < min_parallel) {
     fn(0, n);
     return;
   }
-  const size_t parts = workers_.size() + 1;
-  {
-    absl::MutexLock lock(&mu_);
-    fn_ = &fn;
-    n_ = n;
-    pending_ = workers_.size();
-    ++generation_;
+  mu_.Lock();
+  // A worker that woke for the previous Run as it finished finds nothing left to take; wait until
+  // it has seen so, as nobody may read these while they change.
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return active_ == 0; };
+  mu_.Await(absl::Condition(&idle));
+  fn_ = &fn;
+  caller_helps_ = &caller_helps;
+  n_ = n;
+  block_ = std::max<size_t>(1, block);
+  next_.store(0);
+  done_ = 0;
+  while (true) {
+    if (CallerTakesBlocks()) {
+      mu_.Unlock();
+      RunBlocks(/*worker=*/false);
+      mu_.Lock();
+    }
+    auto finished_or_helping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return (done_ == n_ && active_ == 0) || (next_.load() < n_ && CallerTakesBlocks());
+    };
+    mu_.Await(absl::Condition(&finished_or_helping));
+    if (done_ == n_ && active_ == 0) break;
   }
-  auto [begin, end] = Chunk(n, parts, 0);
-  fn(begin, end);
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](size_t* pending) { return *pending == 0; }, &pending_));
   fn_ = nullptr;
+  mu_.Unlock();
 }
 
-void ParallelFor::Worker(size_t index) {
-  uint64_t seen = 0;
+void ParallelFor::Nudge() {
+  // Releasing the lock makes the waiting threads evaluate their conditions again.
+  absl::MutexLock lock(&mu_);
+}
+
+bool ParallelFor::CallerTakesBlocks() const { return !background_ || caller_helps_->load() > 0; }
+
+void ParallelFor::RunBlocks(bool worker) {
+  size_t finished = 0;
   while (true) {
-    const std::function<void(size_t, size_t)>* fn;
-    size_t n;
+    // In background mode, blocks go to the caller while it helps and to the workers otherwise. A
+    // worker's block taken while the caller helps could sit unfinished, at the workers' priority,
+    // while whoever made the caller help waits for it.
+    if (background_ && CallerTakesBlocks() == worker) break;
+    const size_t begin = next_.fetch_add(block_);
+    if (begin >= n_) break;
+    const size_t end = std::min(n_, begin + block_);
+    (*fn_)(begin, end);
+    finished += end - begin;
+  }
+  absl::MutexLock lock(&mu_);
+  done_ += finished;
+}
+
+void ParallelFor::Worker() {
+  // Raising one's own nice value needs no privilege (lowering it again would).
+  if (background_) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  while (true) {
     {
       absl::MutexLock lock(&mu_);
-      auto ready = [this, &seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || generation_ != seen;
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ ||
+               (fn_ != nullptr && next_.load() < n_ && !(background_ && CallerTakesBlocks()));
       };
       mu_.Await(absl::Condition(&ready));
       if (stopping_) return;
-      seen = generation_;
-      fn = fn_;
-      n = n_;
+      ++active_;
     }
-    auto [begin, end] = Chunk(n, workers_.size() + 1, index);
-    (*fn)(begin, end);
+    RunBlocks(/*worker=*/true);
     absl::MutexLock lock(&mu_);
-    --pending_;
+    --active_;
   }
 }
 

@@ -56,10 +56,21 @@ const grpc::Slice& SharedEvents::Encoded(bool prev_kv) const {
 
 WatchHub::WatchHub(storage::StateMachine* state_machine, absl::Duration progress_interval)
     : state_machine_(state_machine),
-      fan_out_(static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency())))),
+      fan_out_(static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency()))),
+               /*background=*/true),
       published_revision_(state_machine->revision()),
       progress_interval_ms_(std::max<int64_t>(1, absl::ToInt64Milliseconds(progress_interval))),
       fan_out_thread_([this] { FanOutLoop(); }) {}
+
+WatchHub::CallerLock::CallerLock(const WatchHub* hub) : hub_(hub) {
+  if (hub_->mu_.TryLock()) return;
+  hub_->hurry_.fetch_add(1);
+  hub_->fan_out_.Nudge();
+  hub_->mu_.Lock();
+  hub_->hurry_.fetch_sub(1);
+}
+
+WatchHub::CallerLock::~CallerLock() { hub_->mu_.Unlock(); }
 
 WatchHub::~WatchHub() {
   {
@@ -70,12 +81,12 @@ WatchHub::~WatchHub() {
 }
 
 int64_t WatchHub::published_revision() const {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   return published_revision_;
 }
 
 WatchHub::Stats WatchHub::stats() const {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   Stats stats;
   stats.streams = tickers_.size();
   for (const auto& [sink, watchers] : watchers_) {
@@ -185,7 +196,7 @@ void WatchHub::Publish(const std::vector<mvccpb::Event>& events, int64_t revisio
         RevisionCount(events) <= kMaxRevisionsPerResponse ? &shared : nullptr;
     bool all_served = true;
     {
-      absl::MutexLock lock(&mu_);
+      CallerLock lock(this);
       const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
       int served = 0;
       for (const auto& [begin, end] : SinkRuns(watchers)) {
@@ -224,6 +235,14 @@ void WatchHub::HandOverLocked(const std::vector<mvccpb::Event>& events, int64_t 
   backlog_revision_ = std::max(backlog_revision_, revision);
   handed_ = true;
   fanning_out_ = true;
+  EndQuietRoundLocked();
+}
+
+void WatchHub::EndQuietRoundLocked() {
+  if (!quiet_round_) return;
+  quiet_round_ = false;
+  hurry_.fetch_sub(1);
+  fan_out_.Nudge();
 }
 
 void WatchHub::FanOutLoop() {
@@ -259,6 +278,8 @@ void WatchHub::FanOutLoop() {
         for (const auto& e : events) backlog_bytes_ -= std::min(backlog_bytes_, e.ByteSizeLong());
         revision = events.back().kv().mod_revision();
       }
+      quiet_round_ = true;
+      hurry_.fetch_add(1);
     }
     {
       absl::MutexLock lock(&mu_);
@@ -269,6 +290,7 @@ void WatchHub::FanOutLoop() {
       }
     }
     absl::MutexLock lock(&backlog_mu_);
+    EndQuietRoundLocked();
     if (!handed_) fanning_out_ = false;
   }
 }
@@ -280,12 +302,13 @@ void WatchHub::ServeAllLocked(const std::vector<mvccpb::Event>& events, int64_t 
   const std::vector<Watcher*> watchers = WatchersOfKeysLocked(events);
   const std::vector<std::pair<size_t, size_t>> runs = SinkRuns(watchers);
   // Sinks are disjoint, so chunks of them can be served in parallel; we hold mu_ throughout.
-  fan_out_.Run(runs.size(), /*min_parallel=*/64,
-               [&](size_t begin, size_t end) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                 for (size_t i = begin; i < end; ++i)
-                   ServeLocked(watchers, runs[i].first, runs[i].second, events, shareable,
-                               revision);
-               });
+  fan_out_.Run(
+      runs.size(), /*block=*/1, /*min_parallel=*/64,
+      [&](size_t begin, size_t end) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        for (size_t i = begin; i < end; ++i)
+          ServeLocked(watchers, runs[i].first, runs[i].second, events, shareable, revision);
+      },
+      hurry_);
   // A resync may have moved it further meanwhile: it never goes back.
   published_revision_ = std::max(published_revision_, revision);
 }
@@ -374,7 +397,7 @@ WatchHub::Replayed WatchHub::ReplayPieceLocked(Watcher& w, ReplayCache* cache) {
 
 absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* current_revision,
                            int64_t* compact_revision) {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   *current_revision = published_revision_;
   Watcher w{spec, sink, spec.start_revision > 0 ? spec.start_revision : published_revision_ + 1};
   if (auto it = connection_of_.find(sink); it != connection_of_.end()) w.connection = it->second;
@@ -403,7 +426,7 @@ absl::Status WatchHub::Add(WatchSink* sink, const WatchSpec& spec, int64_t* curr
 }
 
 bool WatchHub::Remove(WatchSink* sink, int64_t watch_id) {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   auto it = watchers_.find(sink);
   if (it == watchers_.end()) return false;
   auto w = it->second.find(watch_id);
@@ -425,7 +448,7 @@ int64_t SteadyMs() {
 }  // namespace
 
 void WatchHub::OpenStream(WatchSink* sink, std::string_view connection) {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   connection_of_[sink] = std::hash<std::string_view>()(connection);
   const int64_t period =
       progress_interval_ms_ + absl::Uniform<int64_t>(jitter_, 0, progress_interval_ms_ / 10 + 1);
@@ -435,7 +458,7 @@ void WatchHub::OpenStream(WatchSink* sink, std::string_view connection) {
 }
 
 absl::Duration WatchHub::NotifyProgress() {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   const int64_t now = SteadyMs();
   while (!tickers_by_due_.empty() && tickers_by_due_.begin()->first <= now) {
     WatchSink* sink = tickers_by_due_.begin()->second;
@@ -460,7 +483,7 @@ absl::Duration WatchHub::NotifyProgress() {
 }
 
 void WatchHub::RequestProgress(WatchSink* sink) {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   if (auto it = watchers_.find(sink); it != watchers_.end()) {
     for (const auto& [id, w] : it->second) {
       if (w.lagging) {
@@ -473,12 +496,12 @@ void WatchHub::RequestProgress(WatchSink* sink) {
 }
 
 void WatchHub::NotifyNoLeader() {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   for (auto& [sink, watchers] : watchers_) sink->NoLeader();
 }
 
 void WatchHub::RemoveAll(WatchSink* sink) {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   connection_of_.erase(sink);
   progress_requested_.erase(sink);
   if (auto ticker = tickers_.find(sink); ticker != tickers_.end()) {
@@ -492,13 +515,13 @@ void WatchHub::RemoveAll(WatchSink* sink) {
 }
 
 void WatchHub::CatchUp(WatchSink* sink) {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   auto it = watchers_.find(sink);
   if (it != watchers_.end()) CatchUpLocked(sink, it->second);
 }
 
 void WatchHub::Resync(int64_t revision) {
-  absl::MutexLock lock(&mu_);
+  CallerLock lock(this);
   {
     // What was handed over is at or below `revision`, in history: the catch-up covers it.
     absl::MutexLock backlog_lock(&backlog_mu_);

@@ -1,23 +1,62 @@
 #include "storage/lease/lease_collection.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace leasehold::storage {
 
-void LeaseCollection::AttachedKeys::Insert(const std::string& key) {
-  if (!keys_) keys_ = std::make_unique<absl::btree_set<std::string>>();
-  keys_->insert(key);
+LeaseCollection::AttachedKeys& LeaseCollection::AttachedKeys::operator=(
+    AttachedKeys&& other) noexcept {
+  if (this != &other) {
+    delete set();
+    bits_ = std::exchange(other.bits_, 0);
+  }
+  return *this;
 }
 
-void LeaseCollection::AttachedKeys::Erase(const std::string& key) {
-  if (!keys_) return;
-  keys_->erase(key);
-  if (keys_->empty()) keys_.reset();
+LeaseCollection::AttachedKeys::~AttachedKeys() { delete set(); }
+
+void LeaseCollection::AttachedKeys::Insert(const std::string* key) {
+  if (bits_ == 0) {
+    bits_ = reinterpret_cast<uintptr_t>(key);
+    return;
+  }
+  if (const std::string* only = single(); only != nullptr) {
+    if (only == key) return;
+    auto* keys = new Set{only};
+    bits_ = reinterpret_cast<uintptr_t>(keys) + kSetTag;
+  }
+  set()->insert(key);
+}
+
+void LeaseCollection::AttachedKeys::Erase(const std::string* key) {
+  Set* keys = set();
+  if (keys == nullptr) {
+    if (single() == key) bits_ = 0;
+    return;
+  }
+  keys->erase(key);
+  if (keys->empty()) {
+    delete keys;
+    bits_ = 0;
+  }
+}
+
+size_t LeaseCollection::AttachedKeys::size() const {
+  if (Set* keys = set()) return keys->size();
+  return bits_ == 0 ? 0 : 1;
 }
 
 std::vector<std::string> LeaseCollection::AttachedKeys::Sorted() const {
-  if (!keys_) return {};
-  return {keys_->begin(), keys_->end()};
+  Set* keys = set();
+  if (keys == nullptr) {
+    if (bits_ == 0) return {};
+    return {*single()};
+  }
+  std::vector<std::string> sorted;
+  sorted.reserve(keys->size());
+  for (const std::string* key : *keys) sorted.push_back(*key);
+  return sorted;
 }
 
 bool LeaseCollection::Contains(int64_t id) const {
@@ -41,8 +80,8 @@ std::vector<std::string> LeaseCollection::Revoke(int64_t id) {
   auto it = lease_map_.find(id);
   if (it == lease_map_.end()) return {};
   std::vector<std::string> keys = it->second.keys.Sorted();
+  lease_map_.erase(it);  // before item_map_'s entries, which its key set points at
   for (const std::string& key : keys) item_map_.erase(key);
-  lease_map_.erase(it);
   expiry_.Remove(id);
   renewed_.erase(id);
   expired_.erase(id);
@@ -51,18 +90,27 @@ std::vector<std::string> LeaseCollection::Revoke(int64_t id) {
 
 void LeaseCollection::Attach(int64_t id, const std::string& key) {
   absl::MutexLock lock(&mu_);
-  auto it = lease_map_.find(id);
-  if (it == lease_map_.end()) return;
-  it->second.keys.Insert(key);
-  item_map_[key] = id;
+  auto lease = lease_map_.find(id);
+  if (lease == lease_map_.end()) return;
+  auto [item, inserted] = item_map_.try_emplace(key, id);
+  if (!inserted && item->second != id) {
+    // A key belongs to one lease at a time: it leaves the other lease's set.
+    if (auto other = lease_map_.find(item->second); other != lease_map_.end()) {
+      other->second.keys.Erase(&item->first);
+    }
+    item->second = id;
+  }
+  lease->second.keys.Insert(&item->first);
 }
 
 void LeaseCollection::Detach(int64_t id, const std::string& key) {
   absl::MutexLock lock(&mu_);
-  auto it = lease_map_.find(id);
-  if (it != lease_map_.end()) it->second.keys.Erase(key);
   auto item = item_map_.find(key);
-  if (item != item_map_.end() && item->second == id) item_map_.erase(item);
+  if (item == item_map_.end() || item->second != id) return;
+  if (auto lease = lease_map_.find(id); lease != lease_map_.end()) {
+    lease->second.keys.Erase(&item->first);
+  }
+  item_map_.erase(item);
 }
 
 void LeaseCollection::Checkpoint(int64_t id, int64_t deadline_ms) {
@@ -97,7 +145,7 @@ int64_t LeaseCollection::LeaseOfKey(const std::string& key) const {
 
 void LeaseCollection::Clear() {
   absl::MutexLock lock(&mu_);
-  lease_map_.clear();
+  lease_map_.clear();  // before item_map_, which its key sets point at
   item_map_.clear();
   primary_ = false;
   expiry_.Clear();

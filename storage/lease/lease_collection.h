@@ -14,6 +14,7 @@
 // Thread-safe: one internal mutex; no method calls out while holding it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/lease/expiry_queue.h"
 
@@ -49,7 +51,8 @@ class LeaseCollection {
   // Removes the lease and returns its keys in sorted order (the order they are deleted in).
   // Precondition: Contains(id).
   std::vector<std::string> Revoke(int64_t id);
-  // Attach/Detach keep item_map and the lease's key set in step. Unknown ids are ignored.
+  // Attach/Detach keep item_map and the lease's key set in step; a key attached to another lease
+  // leaves that one's set. Unknown ids, and a Detach from a lease the key is not on, are ignored.
   void Attach(int64_t id, const std::string& key);
   void Detach(int64_t id, const std::string& key);
   // Raises the replicated deadline to `deadline_ms` (never lowers it: a deadline some leader
@@ -95,18 +98,38 @@ class LeaseCollection {
   size_t size() const;
 
  private:
-  // The keys of one lease, in key order. Most leases hold none or one, so the set is allocated on
-  // the first attach: a million idle leases then take 32 bytes each in lease_map_, not 72. A
-  // B-tree, as a lease with many keys is re-sorted on every put that moves a key to it.
+  // The keys of one lease, in key order, as pointers to item_map_'s keys (its nodes never move, and
+  // a key is in a lease's set exactly while item_map_ maps it to that lease), so each key is stored
+  // once. Most leases hold none or one key: one is held inline, in the same word as the pointer to
+  // a set, which is allocated only for a second key. A million leases with a key each then take no
+  // memory here beyond lease_map_'s slots. A B-tree, as a lease with many keys is re-sorted on
+  // every put that moves a key to it.
   class AttachedKeys {
    public:
-    void Insert(const std::string& key);
-    void Erase(const std::string& key);
-    size_t size() const { return keys_ ? keys_->size() : 0; }
+    AttachedKeys() = default;
+    AttachedKeys(AttachedKeys&& other) noexcept : bits_(std::exchange(other.bits_, 0)) {}
+    AttachedKeys& operator=(AttachedKeys&& other) noexcept;
+    ~AttachedKeys();
+
+    void Insert(const std::string* key);
+    void Erase(const std::string* key);
+    size_t size() const;
     std::vector<std::string> Sorted() const;
 
    private:
-    std::unique_ptr<absl::btree_set<std::string>> keys_;
+    struct ByContent {
+      bool operator()(const std::string* a, const std::string* b) const { return *a < *b; }
+    };
+    using Set = absl::btree_set<const std::string*, ByContent>;
+    // 0: no key; an even value: the one key's address; odd: a Set's address plus one.
+    static constexpr uintptr_t kSetTag = 1;
+    Set* set() const {
+      return (bits_ & kSetTag) ? reinterpret_cast<Set*>(bits_ - kSetTag) : nullptr;
+    }
+    const std::string* single() const {
+      return (bits_ & kSetTag) ? nullptr : reinterpret_cast<const std::string*>(bits_);
+    }
+    uintptr_t bits_ = 0;
   };
   struct Lease {
     int64_t ttl_seconds = 0;
@@ -118,7 +141,8 @@ class LeaseCollection {
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<int64_t, Lease> lease_map_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, int64_t> item_map_ ABSL_GUARDED_BY(mu_);
+  // A node map: lease_map_'s key sets point at its keys.
+  absl::node_hash_map<std::string, int64_t> item_map_ ABSL_GUARDED_BY(mu_);
   bool primary_ ABSL_GUARDED_BY(mu_) = false;
   // Invariant: empty unless primary_; then it holds exactly the ids of lease_map_.
   ExpiryQueue expiry_ ABSL_GUARDED_BY(mu_);

@@ -23,6 +23,32 @@ TEST(LeaseCollectionTest, RevokeReturnsSortedKeysAndForgetsThem) {
   EXPECT_EQ(leases.LeaseOfKey("a"), 0);
 }
 
+// A lease's key set holds one key inline and grows into a set at the second: both shapes, and the
+// way back, keep item_map and the sets in step.
+TEST(LeaseCollectionTest, KeySetsGrowShrinkAndMoveKeysBetweenLeases) {
+  LeaseCollection leases;
+  leases.Grant(1, 10, 10'000);
+  leases.Grant(2, 10, 10'000);
+  leases.Attach(1, "k");
+  leases.Attach(1, "k");  // again: still one key
+  EXPECT_EQ(leases.Lookup(1, 0, true)->keys, (std::vector<std::string>{"k"}));
+  leases.Attach(1, "j");
+  leases.Detach(1, "k");
+  leases.Detach(1, "j");
+  EXPECT_TRUE(leases.Lookup(1, 0, true)->keys.empty());
+  leases.Attach(1, "a");
+  leases.Attach(1, "b");
+  leases.Attach(2, "a");  // without a detach: the key leaves lease 1
+  EXPECT_EQ(leases.LeaseOfKey("a"), 2);
+  EXPECT_EQ(leases.Lookup(1, 0, true)->keys, (std::vector<std::string>{"b"}));
+  leases.Detach(1, "a");  // not lease 1's any more: no effect
+  EXPECT_EQ(leases.LeaseOfKey("a"), 2);
+  EXPECT_EQ(leases.Revoke(2), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(leases.LeaseOfKey("a"), 0);
+  EXPECT_EQ(leases.Revoke(1), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(leases.LeaseOfKey("b"), 0);
+}
+
 TEST(LeaseCollectionTest, FollowerNeverExpiresOrRenews) {
   LeaseCollection leases;
   leases.Grant(1, 5, 5'000);

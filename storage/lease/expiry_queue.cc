@@ -75,4 +75,9 @@ void ExpiryQueue::Clear() {
   slot_of_.clear();
 }
 
+void ExpiryQueue::Reserve(size_t count) {
+  heap_.reserve(count);
+  slot_of_.reserve(count);
+}
+
 }  // namespace leasehold::storage

@@ -27,6 +27,8 @@ class ExpiryQueue {
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   void Clear();
+  // Room for `count` ids, so that filling the queue at once leaves no outgrown arrays behind.
+  void Reserve(size_t count);
 
  private:
   static bool Before(const Item& a, const Item& b) {

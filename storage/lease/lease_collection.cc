@@ -159,6 +159,7 @@ void LeaseCollection::Promote(int64_t extend_ms, int64_t now_ms) {
   expiry_.Clear();
   renewed_.clear();
   expired_.clear();
+  expiry_.Reserve(lease_map_.size());
   for (const auto& [id, lease] : lease_map_) {
     const int64_t first_term_seconds =
         lease.remaining_seconds > 0 ? lease.remaining_seconds : lease.ttl_seconds;

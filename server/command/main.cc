@@ -38,6 +38,7 @@
 #include "server/command/etcd_data_dir.h"
 #include "server/command/flags.h"
 #include "server/command/force_new_cluster.h"
+#include "server/command/free_memory.h"
 #include "server/command/identity.h"
 #include "server/command/join.h"
 #include "server/command/member_settings.h"
@@ -142,6 +143,7 @@ int Serve(Flags flags) {
   }
   auto log_store = storage::RaftLogStore::Open(engine->get());
   if (!log_store.ok()) return Fail("cannot read the raft log", log_store.status());
+  ReleaseFreeMemory();
   if (flags.force_new_cluster) {
     if (absl::Status st = ForceNewCluster(identity->member_id(), (*state_machine)->applied_index(),
                                           engine->get(), log_store->get());

@@ -117,7 +117,7 @@ absl::StatusOr<RangeResult> MvccStore::Range(std::string_view key, std::string_v
   ForEachRecord(key, range_end, [&](std::string_view, const KeyRecord& r) {
     // The last change at or below `rev` decides whether the key existed then.
     auto it = std::upper_bound(r.changes.begin(), r.changes.end(), rev,
-                               [](int64_t v, const KeyChange& c) { return v < c.rev.main; });
+                               [](int64_t v, const KeyChange& c) { return v < c.main; });
     if (it == r.changes.begin()) return true;
     const KeyChange& change = *std::prev(it);
     if (change.tombstone) return true;
@@ -126,7 +126,7 @@ absl::StatusOr<RangeResult> MvccStore::Range(std::string_view key, std::string_v
         (options.limit > 0 && static_cast<int64_t>(result.kvs.size()) >= options.limit)) {
       return true;
     }
-    auto kv = LoadVersion(change.rev);
+    auto kv = LoadVersion(change.rev());
     if (!kv.ok()) {
       status = kv.status();
       return false;
@@ -167,10 +167,11 @@ absl::Status MvccStore::History(int64_t from, int64_t to, std::string_view key,
       auto record = by_key_.find(event.kv().key());
       if (record != by_key_.end()) {
         const auto& changes = record->second->changes;
-        auto at = std::lower_bound(changes.begin(), changes.end(), rev,
-                                   [](const KeyChange& c, const Revision& r) { return c.rev < r; });
+        auto at =
+            std::lower_bound(changes.begin(), changes.end(), rev,
+                             [](const KeyChange& c, const Revision& r) { return c.rev() < r; });
         if (at != changes.begin() && !std::prev(at)->tombstone) {
-          auto prev = LoadVersion(std::prev(at)->rev);
+          auto prev = LoadVersion(std::prev(at)->rev());
           if (!prev.ok()) return prev.status();
           *event.mutable_prev_kv() = std::move(*prev);
         }
@@ -190,13 +191,13 @@ absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch,
   for (auto it = index_.begin(); it != index_.end();) {
     auto& changes = it->second.changes;
     auto keep = std::upper_bound(changes.begin(), changes.end(), revision,
-                                 [](int64_t v, const KeyChange& c) { return v < c.rev.main; });
+                                 [](int64_t v, const KeyChange& c) { return v < c.main; });
     // `keep` is the first change above `revision`; the one before it stays unless it is a
     // tombstone.
     if (keep != changes.begin() && !std::prev(keep)->tombstone) --keep;
     for (auto c = changes.begin(); c != keep; ++c) {
-      unflushed_.erase(keys::Revision(c->rev));
-      batch->Delete(keys::Revision(c->rev));
+      unflushed_.erase(keys::Revision(c->rev()));
+      batch->Delete(keys::Revision(c->rev()));
     }
     if (versions_deleted != nullptr) *versions_deleted += keep - changes.begin();
     changes.erase(changes.begin(), keep);

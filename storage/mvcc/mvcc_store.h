@@ -17,6 +17,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "mvccpb/kv.pb.h"
@@ -26,14 +27,22 @@
 
 namespace leasehold::storage {
 
+// One change of a key, its revision packed into 12 bytes (`sub` counts the changes of one
+// transaction or one lease's revocation, never near 2^32), so that a change takes 16 bytes and a
+// key's first change fits inside its record instead of a heap block of its own.
 struct KeyChange {
-  Revision rev;
-  bool tombstone = false;
+  KeyChange(Revision rev, bool tombstone)
+      : main(rev.main), sub(static_cast<uint32_t>(rev.sub)), tombstone(tombstone) {}
+  Revision rev() const { return {main, sub}; }
+
+  int64_t main;
+  uint32_t sub;
+  bool tombstone;
 };
 
 // One key: its history (ascending) and, when it exists now, its latest version.
 struct KeyRecord {
-  std::vector<KeyChange> changes;
+  absl::InlinedVector<KeyChange, 1> changes;
   bool live = false;
   int64_t create_revision = 0;
   int64_t mod_revision = 0;
@@ -41,6 +50,8 @@ struct KeyRecord {
   int64_t lease = 0;
   std::string value;
 };
+// With the key and the map's node header, 160 bytes: one of jemalloc's size classes.
+static_assert(sizeof(KeyRecord) <= 96);
 
 struct RangeOptions {
   int64_t revision = 0;  // 0 or less: the current revision

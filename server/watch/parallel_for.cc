@@ -8,7 +8,7 @@
 
 namespace leasehold::server {
 
-ParallelFor::ParallelFor(int workers, bool background) : background_(background) {
+ParallelFor::ParallelFor(int workers) {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { Worker(); });
 }
 
@@ -59,15 +59,15 @@ void ParallelFor::Nudge() {
   absl::MutexLock lock(&mu_);
 }
 
-bool ParallelFor::CallerTakesBlocks() const { return !background_ || caller_helps_->load() > 0; }
+bool ParallelFor::CallerTakesBlocks() const { return caller_helps_->load() > 0; }
 
 void ParallelFor::RunBlocks(bool worker) {
   size_t finished = 0;
   while (true) {
-    // In background mode, blocks go to the caller while it helps and to the workers otherwise. A
-    // worker's block taken while the caller helps could sit unfinished, at the workers' priority,
-    // while whoever made the caller help waits for it.
-    if (background_ && CallerTakesBlocks() == worker) break;
+    // Blocks go to the caller while it helps and to the workers otherwise. A worker's block taken
+    // while the caller helps could sit unfinished, at the workers' priority, while whoever made the
+    // caller help waits for it.
+    if (CallerTakesBlocks() == worker) break;
     const size_t begin = next_.fetch_add(block_);
     if (begin >= n_) break;
     const size_t end = std::min(n_, begin + block_);
@@ -80,13 +80,12 @@ void ParallelFor::RunBlocks(bool worker) {
 
 void ParallelFor::Worker() {
   // Raising one's own nice value needs no privilege (lowering it again would).
-  if (background_) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
   while (true) {
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ ||
-               (fn_ != nullptr && next_.load() < n_ && !(background_ && CallerTakesBlocks()));
+        return stopping_ || (fn_ != nullptr && next_.load() < n_ && !CallerTakesBlocks());
       };
       mu_.Await(absl::Condition(&ready));
       if (stopping_) return;

@@ -3,11 +3,11 @@
 // streams, each StartWrite doing its own socket write). Thread-safe; one Run at a time (callers
 // serialize, e.g. under their own lock).
 //
-// Background mode: the workers run at the lowest CPU priority (nice 19), so that on a busy machine
-// the loop gives way to everything else, and blocks go to the caller instead (at its own priority)
-// while its `caller_helps` counter is above zero, to the workers otherwise. That is for a caller
-// that holds a lock through Run: whoever waits for that lock raises the counter and calls Nudge,
-// and the loop finishes at normal speed instead of holding them back at the workers' priority.
+// The workers run at the lowest CPU priority (nice 19), so that on a busy machine the loop gives
+// way to everything else. Blocks go to the caller instead (at its own priority) while its
+// `caller_helps` counter is above zero, to the workers otherwise. That is for a caller that holds a
+// lock through Run: whoever waits for that lock raises the counter and calls Nudge, and the loop
+// finishes at normal speed instead of holding them back at the workers' priority.
 #pragma once
 
 #include <atomic>
@@ -24,13 +24,13 @@ namespace leasehold::server {
 class ParallelFor {
  public:
   // `workers` threads besides the caller (0: everything runs on the caller).
-  ParallelFor(int workers, bool background);
+  explicit ParallelFor(int workers);
   ~ParallelFor();
 
   // Calls fn(begin, end) on disjoint blocks of at most `block` items covering [0, n), handed out in
-  // order to whichever thread takes the next; returns when every block is done. Runs everything on
-  // the caller when n < `min_parallel` or there are no workers. Outside background mode the caller
-  // and the workers all take blocks; in it, see above.
+  // order to whichever thread takes the next (the caller or the workers, as above); returns when
+  // every block is done. Runs everything on the caller when n < `min_parallel` or there are no
+  // workers.
   void Run(size_t n, size_t block, size_t min_parallel,
            const std::function<void(size_t begin, size_t end)>& fn,
            const std::atomic<int>& caller_helps);
@@ -41,11 +41,10 @@ class ParallelFor {
   void Worker();
   // Whether blocks go to the caller now. Only while a Run is in progress.
   bool CallerTakesBlocks() const;
-  // Takes and runs blocks of the current Run until none is left, or (background mode) until they
-  // go to the other side.
+  // Takes and runs blocks of the current Run until none is left, or until they go to the other
+  // side.
   void RunBlocks(bool worker);
 
-  const bool background_;
   absl::Mutex mu_;
   // A Run's work: written under mu_ while no worker is active, read without it by whoever takes
   // its blocks (a worker becomes active under mu_, after the writes).

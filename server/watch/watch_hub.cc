@@ -56,8 +56,7 @@ const grpc::Slice& SharedEvents::Encoded(bool prev_kv) const {
 
 WatchHub::WatchHub(storage::StateMachine* state_machine, absl::Duration progress_interval)
     : state_machine_(state_machine),
-      fan_out_(static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency()))),
-               /*background=*/true),
+      fan_out_(static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency())))),
       published_revision_(state_machine->revision()),
       progress_interval_ms_(std::max<int64_t>(1, absl::ToInt64Milliseconds(progress_interval))),
       fan_out_thread_([this] { FanOutLoop(); }) {}

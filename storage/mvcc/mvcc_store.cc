@@ -33,7 +33,7 @@ template <typename Fn>
 void MvccStore::ForEachRecord(std::string_view key, std::string_view range_end, Fn&& fn) const {
   if (range_end.empty()) {
     auto it = by_key_.find(key);
-    if (it != by_key_.end()) fn(it->first, *it->second);
+    if (it != by_key_.end()) fn((*it)->first, (*it)->second);
     return;
   }
   const bool to_end = range_end == std::string_view("\0", 1);
@@ -48,20 +48,20 @@ template <typename Fn>
 void MvccStore::ForEachLiveRecord(std::string_view key, std::string_view range_end, Fn&& fn) const {
   if (range_end.empty()) {
     auto it = by_key_.find(key);
-    if (it != by_key_.end() && it->second->live) fn(it->first, *it->second);
+    if (it != by_key_.end() && (*it)->second.live) fn((*it)->first, (*it)->second);
     return;
   }
   const bool to_end = range_end == std::string_view("\0", 1);
   if (!to_end && range_end <= key) return;
   for (auto it = live_.lower_bound(key); it != live_.end(); ++it) {
-    if (!to_end && it->first >= range_end) break;
-    if (!fn(it->first, *it->second)) break;
+    if (!to_end && std::string_view((*it)->first) >= range_end) break;
+    if (!fn((*it)->first, (*it)->second)) break;
   }
 }
 
 const KeyRecord* MvccStore::FindLive(std::string_view key) const {
   auto it = by_key_.find(key);
-  return it != by_key_.end() && it->second->live ? it->second : nullptr;
+  return it != by_key_.end() && (*it)->second.live ? &(*it)->second : nullptr;
 }
 
 void MvccStore::ForEachLive(
@@ -166,7 +166,7 @@ absl::Status MvccStore::History(int64_t from, int64_t to, std::string_view key,
           static_cast<int64_t>(ReadBigEndian64(std::string_view(it->key().data() + 9, 8)))};
       auto record = by_key_.find(event.kv().key());
       if (record != by_key_.end()) {
-        const auto& changes = record->second->changes;
+        const auto& changes = (*record)->second.changes;
         auto at =
             std::lower_bound(changes.begin(), changes.end(), rev,
                              [](const KeyChange& c, const Revision& r) { return c.rev() < r; });
@@ -202,7 +202,7 @@ absl::Status MvccStore::Compact(int64_t revision, rocksdb::WriteBatch* batch,
     if (versions_deleted != nullptr) *versions_deleted += keep - changes.begin();
     changes.erase(changes.begin(), keep);
     if (changes.empty() && !it->second.live) {
-      by_key_.erase(it->first);
+      by_key_.erase(&*it);
       it = index_.erase(it);
     } else {
       ++it;
@@ -254,31 +254,30 @@ absl::Status MvccStore::Restore(
   compacted_ = ever_compacted ? static_cast<int64_t>(*meta_compact) : -1;
   live_.clear();
   by_key_.reserve(index_.size());
-  for (auto& [key, record] : index_) {
-    by_key_.emplace(key, &record);
-    if (!record.live) continue;
-    live_.emplace(key, &record);
-    on_live_key(key, record);
+  for (Entry& entry : index_) {
+    by_key_.insert(&entry);
+    if (!entry.second.live) continue;
+    live_.insert(live_.end(), &entry);  // index_ is in key order
+    on_live_key(entry.first, entry.second);
   }
   return absl::OkStatus();
 }
 
 std::optional<mvccpb::KeyValue> MvccStore::WriteTxn::Put(const std::string& key,
                                                          const std::string& value, int64_t lease) {
-  auto found = store_->by_key_.find(key);
+  auto found = store_->by_key_.find(std::string_view(key));
   if (found == store_->by_key_.end()) {
-    auto entry = store_->index_.try_emplace(key).first;
-    found = store_->by_key_.emplace(entry->first, &entry->second).first;
+    found = store_->by_key_.insert(&*store_->index_.try_emplace(key).first).first;
   }
-  const std::string_view stored_key = found->first;
-  KeyRecord& record = *found->second;
+  Entry* entry = *found;
+  KeyRecord& record = entry->second;
   std::optional<mvccpb::KeyValue> prev;
   if (record.live) prev = ToKeyValue(key, record);
   Revision rev{main_, next_sub_++};
   if (!record.live) {
     record.create_revision = main_;
     record.version = 0;
-    store_->live_.emplace(stored_key, &record);
+    store_->live_.insert(entry);
   }
   record.live = true;
   record.version += 1;
@@ -307,14 +306,15 @@ std::vector<mvccpb::KeyValue> MvccStore::WriteTxn::DeleteRange(std::string_view 
   std::vector<mvccpb::KeyValue> deleted;
   deleted.reserve(victims.size());
   for (const std::string& k : victims) {
-    KeyRecord& record = *store_->by_key_.find(k)->second;
+    Entry* entry = *store_->by_key_.find(std::string_view(k));
+    KeyRecord& record = entry->second;
     deleted.push_back(ToKeyValue(k, record));
     Revision rev{main_, next_sub_++};
     mvccpb::KeyValue tombstone;
     tombstone.set_key(k);
     tombstone.set_mod_revision(main_);
     record.live = false;
-    store_->live_.erase(k);
+    store_->live_.erase(entry);
     record.create_revision = record.mod_revision = record.version = record.lease = 0;
     record.value.clear();
     record.changes.push_back({rev, true});

@@ -13,11 +13,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
-#include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "mvccpb/kv.pb.h"
@@ -152,16 +155,42 @@ class MvccStore {
 
   void RecordVersion(const Revision& rev, std::string encoded, rocksdb::WriteBatch* batch);
 
+  // index_'s elements, and the ways to find one by its key without copying it into another index.
+  using Entry = std::pair<const std::string, KeyRecord>;
+  struct EntryHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return absl::Hash<std::string_view>{}(key); }
+    size_t operator()(const Entry* entry) const { return (*this)(std::string_view(entry->first)); }
+  };
+  struct EntryEq {
+    using is_transparent = void;
+    static std::string_view KeyOf(std::string_view key) { return key; }
+    static std::string_view KeyOf(const Entry* entry) { return entry->first; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return KeyOf(a) == KeyOf(b);
+    }
+  };
+  struct EntryLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return EntryEq::KeyOf(a) < EntryEq::KeyOf(b);
+    }
+  };
+
   Engine* engine_;
   std::map<std::string, KeyRecord, std::less<>> index_;
-  // The live subset of index_ (keys view index_'s own; map nodes never move). Current-revision
-  // reads walk this, so keys created and deleted over and over (lock keys, sessions) cost them
-  // nothing. A B-tree, so those walks stay within few cache lines; single keys are found through
-  // by_key_ instead.
-  absl::btree_map<std::string_view, KeyRecord*> live_;
+  // The secondary indexes hold pointers to index_'s elements (map nodes never move): one word per
+  // key, where a copy of the key's view and a record pointer took three.
+  //
+  // The live subset of index_. Current-revision reads walk this, so keys created and deleted over
+  // and over (lock keys, sessions) cost them nothing. A B-tree, so those walks stay within few
+  // cache lines; single keys are found through by_key_ instead.
+  absl::btree_set<Entry*, EntryLess> live_;
   // Every record of index_ by key, for the point lookups of puts, deletes and gets: the ordered
   // indexes compare the key at each level, each comparison a cache miss on another node's key.
-  absl::flat_hash_map<std::string_view, KeyRecord*> by_key_;
+  absl::flat_hash_set<Entry*, EntryHash, EntryEq> by_key_;
   absl::flat_hash_map<std::string, std::string> unflushed_;  // revision key -> encoded version
   int64_t current_ = 1;
   // -1 until the first compaction: as in etcd, a store never compacted takes a compaction to 0

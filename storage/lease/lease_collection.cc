@@ -70,8 +70,16 @@ void LeaseCollection::Grant(int64_t id, int64_t ttl_seconds, int64_t deadline_ms
   Lease& lease = lease_map_[id];
   lease.ttl_seconds = ttl_seconds;
   lease.deadline_ms = deadline_ms;
-  lease.remaining_seconds = remaining_seconds;
-  if (primary_) expiry_.Upsert(id, deadline_ms);
+  if (remaining_seconds > 0) {
+    first_terms_[id] = remaining_seconds;
+  } else if (!first_terms_.empty()) {
+    first_terms_.erase(id);
+  }
+  if (primary_) {
+    lease.queued_ms = deadline_ms;
+    expiry_.Push(id, deadline_ms);
+    DropStaleEntriesLocked();
+  }
   expired_.erase(id);
 }
 
@@ -82,9 +90,10 @@ std::vector<std::string> LeaseCollection::Revoke(int64_t id) {
   std::vector<std::string> keys = it->second.keys.Sorted();
   lease_map_.erase(it);  // before item_map_'s entries, which its key set points at
   for (const std::string& key : keys) item_map_.erase(key);
-  expiry_.Remove(id);
+  if (!first_terms_.empty()) first_terms_.erase(id);
   renewed_.erase(id);
   expired_.erase(id);
+  if (primary_) DropStaleEntriesLocked();  // its queue entry is stale now
   return keys;
 }
 
@@ -117,17 +126,18 @@ void LeaseCollection::Checkpoint(int64_t id, int64_t deadline_ms) {
   absl::MutexLock lock(&mu_);
   auto it = lease_map_.find(id);
   if (it == lease_map_.end()) return;
-  it->second.deadline_ms = std::max(it->second.deadline_ms, deadline_ms);
+  Lease& lease = it->second;
+  lease.deadline_ms = std::max(lease.deadline_ms, deadline_ms);
   if (!primary_) return;
   // A checkpoint applied after this member took over (one requested before a leader change, say)
   // still binds it: the promise it carries was acknowledged to a client.
   if (auto popped = expired_.find(id); popped != expired_.end()) {
     if (popped->second >= deadline_ms) return;
     expired_.erase(popped);  // not expired after all: its revocation will not take effect
-  } else if (auto expiry = expiry_.ExpiryOf(id); expiry && *expiry >= deadline_ms) {
+  } else if (lease.queued_ms >= deadline_ms) {
     return;
   }
-  expiry_.Upsert(id, deadline_ms);
+  QueueLocked(id, lease, deadline_ms);
 }
 
 std::optional<std::pair<int64_t, int64_t>> LeaseCollection::Record(int64_t id) const {
@@ -147,6 +157,7 @@ void LeaseCollection::Clear() {
   absl::MutexLock lock(&mu_);
   lease_map_.clear();  // before item_map_, which its key sets point at
   item_map_.clear();
+  first_terms_.clear();
   primary_ = false;
   expiry_.Clear();
   renewed_.clear();
@@ -159,14 +170,20 @@ void LeaseCollection::Promote(int64_t extend_ms, int64_t now_ms) {
   expiry_.Clear();
   renewed_.clear();
   expired_.clear();
-  expiry_.Reserve(lease_map_.size());
-  for (const auto& [id, lease] : lease_map_) {
-    const int64_t first_term_seconds =
-        lease.remaining_seconds > 0 ? lease.remaining_seconds : lease.ttl_seconds;
-    const int64_t deadline_ms =
-        lease.deadline_ms != 0 ? lease.deadline_ms : now_ms + first_term_seconds * 1000;
-    expiry_.Upsert(id, deadline_ms + extend_ms);
+  std::vector<ExpiryQueue::Item> items;
+  items.reserve(lease_map_.size());
+  for (auto& [id, lease] : lease_map_) {
+    int64_t deadline_ms = lease.deadline_ms;
+    if (deadline_ms == 0) {
+      auto first_term = first_terms_.find(id);
+      deadline_ms =
+          now_ms +
+          (first_term != first_terms_.end() ? first_term->second : lease.ttl_seconds) * 1000;
+    }
+    lease.queued_ms = deadline_ms + extend_ms;
+    items.push_back({lease.queued_ms, id});
   }
+  expiry_.Rebuild(std::move(items));
 }
 
 void LeaseCollection::Demote() {
@@ -183,11 +200,26 @@ bool LeaseCollection::is_primary() const {
 }
 
 int64_t LeaseCollection::ExpiryLocked(int64_t id, const Lease& lease) const {
-  if (primary_) {
-    if (auto it = expired_.find(id); it != expired_.end()) return it->second;
-    if (auto expiry = expiry_.ExpiryOf(id)) return *expiry;
-  }
-  return lease.deadline_ms;
+  if (!primary_) return lease.deadline_ms;
+  if (auto it = expired_.find(id); it != expired_.end()) return it->second;
+  return lease.queued_ms;
+}
+
+void LeaseCollection::QueueLocked(int64_t id, Lease& lease, int64_t at_ms) {
+  if (lease.queued_ms == at_ms) return;  // already queued then
+  lease.queued_ms = at_ms;
+  expiry_.Push(id, at_ms);
+  DropStaleEntriesLocked();
+}
+
+void LeaseCollection::DropStaleEntriesLocked() {
+  // Amortised O(1) per push or revocation: a rebuild costs O(leases) and follows at least as many
+  // pushes or revocations since the last one.
+  if (expiry_.size() <= 2 * lease_map_.size() + 1024) return;
+  std::vector<ExpiryQueue::Item> items;
+  items.reserve(lease_map_.size());
+  for (const auto& [id, lease] : lease_map_) items.push_back({lease.queued_ms, id});
+  expiry_.Rebuild(std::move(items));
 }
 
 int64_t LeaseCollection::Renew(int64_t id, int64_t now_ms, int64_t* replicated_deadline_ms) {
@@ -196,7 +228,7 @@ int64_t LeaseCollection::Renew(int64_t id, int64_t now_ms, int64_t* replicated_d
   if (it == lease_map_.end() || !primary_) return 0;
   if (replicated_deadline_ms != nullptr) *replicated_deadline_ms = it->second.deadline_ms;
   if (ExpiryLocked(id, it->second) < now_ms) return 0;
-  expiry_.Upsert(id, now_ms + it->second.ttl_seconds * 1000);
+  QueueLocked(id, it->second, now_ms + it->second.ttl_seconds * 1000);
   renewed_.insert(id);
   return it->second.ttl_seconds;
 }
@@ -206,15 +238,24 @@ std::vector<int64_t> LeaseCollection::PopExpired(int64_t now_ms, size_t max_coun
   absl::MutexLock lock(&mu_);
   std::vector<int64_t> expired;
   size_t keys = 0;
-  while (expired.size() < max_count && (expired.empty() || keys < max_keys) && !expiry_.empty() &&
-         expiry_.Top().expiry_ms < now_ms) {
-    const ExpiryQueue::Item top = expiry_.Top();
-    expired.push_back(top.id);
-    if (auto it = lease_map_.find(top.id); it != lease_map_.end()) keys += it->second.keys.size();
+  Lease* lease = nullptr;
+  auto queued_at = [&](int64_t id) -> std::optional<int64_t> {
+    auto it = lease_map_.find(id);
+    if (it == lease_map_.end()) return std::nullopt;
+    lease = &it->second;
+    return lease->queued_ms;
+  };
+  while (expired.size() < max_count && (expired.empty() || keys < max_keys)) {
+    const ExpiryQueue::Item* top = expiry_.Top(queued_at);
+    if (top == nullptr || top->expiry_ms >= now_ms) break;
+    const ExpiryQueue::Item item = *top;  // `lease` is its lease: the last one queued_at found
+    expiry_.Pop();
+    expired.push_back(item.id);
+    keys += lease->keys.size();
     // Popped again (a retry) it keeps the expiry it first had.
-    expired_.try_emplace(top.id, top.expiry_ms);
-    renewed_.erase(top.id);
-    expiry_.Upsert(top.id, now_ms + retry_ms);
+    expired_.try_emplace(item.id, item.expiry_ms);
+    renewed_.erase(item.id);
+    QueueLocked(item.id, *lease, now_ms + retry_ms);
   }
   return expired;
 }
@@ -224,9 +265,8 @@ std::vector<std::pair<int64_t, int64_t>> LeaseCollection::TakeCheckpoints(int64_
   std::vector<std::pair<int64_t, int64_t>> out;
   out.reserve(renewed_.size());
   for (int64_t id : renewed_) {
-    auto expiry = expiry_.ExpiryOf(id);
-    if (expiry && lease_map_.contains(id))
-      out.emplace_back(id, std::max<int64_t>(0, *expiry - now_ms));
+    if (auto it = lease_map_.find(id); it != lease_map_.end())
+      out.emplace_back(id, std::max<int64_t>(0, it->second.queued_ms - now_ms));
   }
   renewed_.clear();
   std::sort(out.begin(), out.end());

@@ -132,18 +132,27 @@ class LeaseCollection {
   };
   struct Lease {
     int64_t ttl_seconds = 0;
-    int64_t deadline_ms = 0;        // replicated deadline as of the last grant or checkpoint
-    int64_t remaining_seconds = 0;  // with no deadline: the first promotion's term, if not the TTL
+    int64_t deadline_ms = 0;  // replicated deadline as of the last grant or checkpoint
+    // Primary only: when this member next acts on the lease (its expiry, or once popped the time to
+    // retry its revocation). The expiry queue's entry for the lease is the one with this time.
+    int64_t queued_ms = 0;
     AttachedKeys keys;
   };
   int64_t ExpiryLocked(int64_t id, const Lease& lease) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Primary only: sets `lease.queued_ms` and queues the lease at that time.
+  void QueueLocked(int64_t id, Lease& lease, int64_t at_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Rebuilds expiry_ from lease_map_ once its stale entries outnumber the leases.
+  void DropStaleEntriesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<int64_t, Lease> lease_map_ ABSL_GUARDED_BY(mu_);
   // A node map: lease_map_'s key sets point at its keys.
   absl::node_hash_map<std::string, int64_t> item_map_ ABSL_GUARDED_BY(mu_);
+  // Leases restored without a deadline but with etcd's checkpointed remaining TTL: the first
+  // promotion's term in seconds, where it is not the TTL. Rare, so kept out of Lease.
+  absl::flat_hash_map<int64_t, int64_t> first_terms_ ABSL_GUARDED_BY(mu_);
   bool primary_ ABSL_GUARDED_BY(mu_) = false;
-  // Invariant: empty unless primary_; then it holds exactly the ids of lease_map_.
+  // Invariant: empty unless primary_; then each lease has an entry at its queued_ms.
   ExpiryQueue expiry_ ABSL_GUARDED_BY(mu_);
   // Leases popped by PopExpired and not yet revoked, with the expiry they had: their place in
   // expiry_ is only when to try revoking them again. Primary only, as expiry_.

@@ -1,4 +1,5 @@
-// ExpiryQueue: heap order under upserts and removals, checked against a sorted reference.
+// ExpiryQueue: pops current entries in expiry order, skipping stale ones, checked against a sorted
+// reference that plays the owner's part (each lease's current expiry).
 #include "storage/lease/expiry_queue.h"
 
 #include <map>
@@ -12,19 +13,30 @@
 namespace leasehold::storage {
 namespace {
 
-TEST(ExpiryQueueTest, PopsInExpiryOrder) {
+TEST(ExpiryQueueTest, PopsCurrentEntriesInExpiryOrder) {
+  std::map<int64_t, int64_t> owner = {{1, 300}, {2, 100}, {3, 200}};
+  auto current = [&](int64_t id) -> std::optional<int64_t> {
+    auto it = owner.find(id);
+    if (it == owner.end()) return std::nullopt;
+    return it->second;
+  };
   ExpiryQueue q;
-  q.Upsert(1, 300);
-  q.Upsert(2, 100);
-  q.Upsert(3, 200);
-  EXPECT_EQ(q.Top().id, 2);
-  q.Upsert(2, 400);  // renewed: moves behind the others
-  EXPECT_EQ(q.Top().id, 3);
-  EXPECT_TRUE(q.Remove(3));
-  EXPECT_FALSE(q.Remove(3));
-  EXPECT_EQ(q.Top().id, 1);
-  EXPECT_EQ(q.ExpiryOf(2), 400);
-  EXPECT_EQ(q.ExpiryOf(3), std::nullopt);
+  for (const auto& [id, expiry] : owner) q.Push(id, expiry);
+  ASSERT_NE(q.Top(current), nullptr);
+  EXPECT_EQ(q.Top(current)->id, 2);
+  owner[2] = 400;  // renewed: its old entry is stale and the new one behind the others
+  q.Push(2, 400);
+  EXPECT_EQ(q.Top(current)->id, 3);
+  owner.erase(3);  // revoked
+  EXPECT_EQ(q.Top(current)->id, 1);
+  EXPECT_EQ(q.size(), 2u);  // the stale entries of 2 and 3 were dropped on the way
+  q.Pop();
+  owner.erase(1);
+  EXPECT_EQ(q.Top(current)->expiry_ms, 400);
+  q.Pop();
+  owner.erase(2);
+  EXPECT_EQ(q.Top(current), nullptr);
+  EXPECT_EQ(q.size(), 0u);
 }
 
 TEST(ExpiryQueueTest, RandomOperationsMatchReference) {
@@ -32,30 +44,48 @@ TEST(ExpiryQueueTest, RandomOperationsMatchReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   ExpiryQueue q;
-  std::map<int64_t, int64_t> expiry_of;           // id -> expiry
+  std::map<int64_t, int64_t> expiry_of;           // id -> expiry: the owner
   std::set<std::pair<int64_t, int64_t>> ordered;  // (expiry, id)
+  auto current = [&](int64_t id) -> std::optional<int64_t> {
+    auto it = expiry_of.find(id);
+    if (it == expiry_of.end()) return std::nullopt;
+    return it->second;
+  };
   for (int step = 0; step < 20000; ++step) {
     const int64_t id = static_cast<int64_t>(rng() % 500);
-    const int op = static_cast<int>(rng() % 3);
-    if (op < 2) {
+    const int op = static_cast<int>(rng() % 5);
+    if (op < 2) {  // grant or renew
       const int64_t expiry = static_cast<int64_t>(rng() % 10000);
       if (auto it = expiry_of.find(id); it != expiry_of.end()) ordered.erase({it->second, id});
       expiry_of[id] = expiry;
       ordered.insert({expiry, id});
-      q.Upsert(id, expiry);
-    } else {
-      const bool present = expiry_of.contains(id);
-      if (present) {
-        ordered.erase({expiry_of[id], id});
-        expiry_of.erase(id);
+      q.Push(id, expiry);
+    } else if (op == 2) {  // revoke
+      if (auto it = expiry_of.find(id); it != expiry_of.end()) {
+        ordered.erase({it->second, id});
+        expiry_of.erase(it);
       }
-      ASSERT_EQ(q.Remove(id), present);
+    } else if (op == 3 && !ordered.empty()) {  // pop the soonest
+      const ExpiryQueue::Item* top = q.Top(current);
+      ASSERT_NE(top, nullptr);
+      ASSERT_EQ(top->expiry_ms, ordered.begin()->first);
+      ASSERT_EQ(top->id, ordered.begin()->second);
+      q.Pop();
+      expiry_of.erase(ordered.begin()->second);
+      ordered.erase(ordered.begin());
+    } else if (op == 4 && step % 1000 == 0) {  // the owner rebuilds from its leases
+      std::vector<ExpiryQueue::Item> items;
+      for (const auto& [expiry, owner_id] : ordered) items.push_back({expiry, owner_id});
+      q.Rebuild(std::move(items));
+      ASSERT_EQ(q.size(), ordered.size());
     }
-    ASSERT_EQ(q.size(), ordered.size());
-    if (!ordered.empty()) {
-      ASSERT_EQ(q.Top().expiry_ms, ordered.begin()->first);
-      ASSERT_EQ(q.Top().id, ordered.begin()->second);
+    const ExpiryQueue::Item* top = q.Top(current);
+    ASSERT_EQ(top == nullptr, ordered.empty());
+    if (top != nullptr) {
+      ASSERT_EQ(top->expiry_ms, ordered.begin()->first);
+      ASSERT_EQ(top->id, ordered.begin()->second);
     }
+    ASSERT_GE(q.size(), ordered.size());
   }
 }
 

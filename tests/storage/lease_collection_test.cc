@@ -105,6 +105,24 @@ TEST(LeaseCollectionTest, PrimaryExpiresInOrderAndRenewPostpones) {
             (std::vector<int64_t>{1, 2}));  // equal times: by id
 }
 
+TEST(LeaseCollectionTest, ManyRenewalsAndRevocationsKeepExpiryOrder) {
+  // Each renewal leaves a stale queue entry behind; thousands of them per lease force the queue to
+  // be rebuilt from the leases several times, which must neither lose nor reorder a lease.
+  LeaseCollection leases;
+  leases.Promote(0, /*now_ms=*/0);
+  for (int64_t id = 1; id <= 20; ++id) leases.Grant(id, 100, 100'000);
+  for (int64_t now = 1; now <= 5'000; ++now) {
+    for (int64_t id = 1; id <= 20; ++id) ASSERT_EQ(leases.Renew(id, now + id), 100);
+  }
+  for (int64_t id = 1; id <= 20; id += 2) leases.Revoke(id);
+  // Lease id now expires at 5'000 + id + 100'000: the even ids, in order.
+  EXPECT_TRUE(leases.PopExpired(105'002, 100, SIZE_MAX, 1'000'000).empty());
+  std::vector<int64_t> expected;
+  for (int64_t id = 2; id <= 20; id += 2) expected.push_back(id);
+  EXPECT_EQ(leases.PopExpired(105'021, 100, SIZE_MAX, 1'000'000), expected);
+  EXPECT_TRUE(leases.PopExpired(105'021, 100, SIZE_MAX, 1'000'000).empty());
+}
+
 TEST(LeaseCollectionTest, ExpiredLeaseCannotBeRenewed) {
   LeaseCollection leases;
   leases.Promote(0, /*now_ms=*/0);

@@ -170,8 +170,6 @@ void LeaseCollection::Promote(int64_t extend_ms, int64_t now_ms) {
   expiry_.Clear();
   renewed_.clear();
   expired_.clear();
-  std::vector<ExpiryQueue::Item> items;
-  items.reserve(lease_map_.size());
   for (auto& [id, lease] : lease_map_) {
     int64_t deadline_ms = lease.deadline_ms;
     if (deadline_ms == 0) {
@@ -181,9 +179,8 @@ void LeaseCollection::Promote(int64_t extend_ms, int64_t now_ms) {
           (first_term != first_terms_.end() ? first_term->second : lease.ttl_seconds) * 1000;
     }
     lease.queued_ms = deadline_ms + extend_ms;
-    items.push_back({lease.queued_ms, id});
   }
-  expiry_.Rebuild(std::move(items));
+  RebuildQueueLocked();
 }
 
 void LeaseCollection::Demote() {
@@ -215,7 +212,10 @@ void LeaseCollection::QueueLocked(int64_t id, Lease& lease, int64_t at_ms) {
 void LeaseCollection::DropStaleEntriesLocked() {
   // Amortised O(1) per push or revocation: a rebuild costs O(leases) and follows at least as many
   // pushes or revocations since the last one.
-  if (expiry_.size() <= 2 * lease_map_.size() + 1024) return;
+  if (expiry_.size() > 2 * lease_map_.size() + 1024) RebuildQueueLocked();
+}
+
+void LeaseCollection::RebuildQueueLocked() {
   std::vector<ExpiryQueue::Item> items;
   items.reserve(lease_map_.size());
   for (const auto& [id, lease] : lease_map_) items.push_back({lease.queued_ms, id});

@@ -143,6 +143,8 @@ class LeaseCollection {
   void QueueLocked(int64_t id, Lease& lease, int64_t at_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Rebuilds expiry_ from lease_map_ once its stale entries outnumber the leases.
   void DropStaleEntriesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Replaces expiry_'s entries with one per lease, at its queued_ms.
+  void RebuildQueueLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<int64_t, Lease> lease_map_ ABSL_GUARDED_BY(mu_);

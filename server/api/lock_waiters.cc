@@ -38,12 +38,12 @@ int64_t LockWaiters::Wait(std::string prefix, std::string key, int64_t create_re
 void LockWaiters::Cancel(int64_t id) { Post(id, Action::kCancel); }
 
 bool LockWaiters::Deliver(const WatchSpec& spec, std::vector<mvccpb::Event>, int64_t) {
-  Post(spec.watch_id, Action::kLook);
+  Heard(spec.watch_id);
   return true;
 }
 
 bool LockWaiters::DeliverShared(const WatchSpec& spec, const SharedEvents&, int64_t) {
-  Post(spec.watch_id, Action::kLook);
+  Heard(spec.watch_id);
   return true;
 }
 
@@ -70,14 +70,53 @@ void LockWaiters::Run() {
       if (stopping_) return;
       std::tie(id, action) = actions_.front();
       actions_.pop_front();
-      if (!waiters_.contains(id)) continue;  // ended already
+      if (action != Action::kUnwatch && !waiters_.contains(id)) continue;  // ended already
     }
-    if (action == Action::kCancel) {
+    if (action == Action::kUnwatch) {
+      hub_->Remove(this, id);
+    } else if (action == Action::kCancel) {
       End(id, absl::CancelledError("the call was cancelled"));
     } else {
       Look(id);
     }
   }
+}
+
+std::optional<absl::StatusOr<int64_t>> LockWaiters::Outcome(
+    const absl::StatusOr<etcdserverpb::TxnResponse>& read, const std::string& key,
+    int64_t create_revision) {
+  if (!read.ok()) return read.status();
+  const Ahead ahead = AheadOf(*read, create_revision);
+  if (!ahead.queued) {
+    return absl::FailedPreconditionError("the lease of " + key + " ended while it was waiting");
+  }
+  if (ahead.key.empty()) return ahead.revision;
+  return std::nullopt;
+}
+
+void LockWaiters::Heard(int64_t id) {
+  std::string prefix, key;
+  int64_t create_revision;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = waiters_.find(id);
+    if (it == waiters_.end()) return;  // answered already; its watcher is on its way out
+    prefix = it->second.prefix;
+    key = it->second.key;
+    create_revision = it->second.create_revision;
+  }
+  auto read = member_->state_machine().ReadOnlyTxn(AheadTxn(prefix, key, create_revision));
+  std::optional<absl::StatusOr<int64_t>> outcome = Outcome(read, key, create_revision);
+  // Another key is ahead (the thread watches it), or the wait failed: a failed Lock call proposes
+  // the removal of its key, which must not happen under the hub's lock.
+  if (!outcome || !outcome->ok()) return Post(id, Action::kLook);
+  Done done;
+  bool watching;
+  if (!Take(id, &done, &watching)) return;  // the thread ended it meanwhile
+  // Whether or not Look's Add has marked it yet, the hub holds a watcher for it: drop it later,
+  // outside the hub's lock.
+  Post(id, Action::kUnwatch);
+  done(*std::move(outcome));
 }
 
 void LockWaiters::Look(int64_t id) {
@@ -86,22 +125,18 @@ void LockWaiters::Look(int64_t id) {
   bool watching;
   {
     absl::MutexLock lock(&mu_);
-    const Waiter& waiter = waiters_.at(id);
-    prefix = waiter.prefix;
-    key = waiter.key;
-    create_revision = waiter.create_revision;
-    watching = waiter.watching;
+    auto it = waiters_.find(id);
+    if (it == waiters_.end()) return;  // answered from a delivery meanwhile
+    prefix = it->second.prefix;
+    key = it->second.key;
+    create_revision = it->second.create_revision;
+    watching = it->second.watching;
   }
-  // Only this thread adds and removes the waiter's watcher, and ends waiters: no race with itself.
+  // Only this thread adds and removes watchers: no race with itself.
   if (watching) hub_->Remove(this, id);
   auto read = member_->state_machine().ReadOnlyTxn(AheadTxn(prefix, key, create_revision));
-  if (!read.ok()) return End(id, read.status());
+  if (auto outcome = Outcome(read, key, create_revision)) return End(id, *std::move(outcome));
   const Ahead ahead = AheadOf(*read, create_revision);
-  if (!ahead.queued) {
-    return End(
-        id, absl::FailedPreconditionError("the lease of " + key + " ended while it was waiting"));
-  }
-  if (ahead.key.empty()) return End(id, ahead.revision);
   WatchSpec spec;
   spec.watch_id = id;
   spec.key = ahead.key;
@@ -112,21 +147,32 @@ void LockWaiters::Look(int64_t id) {
     Post(id, Action::kLook);  // compacted meanwhile: look again at what is there now
     return;
   }
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = waiters_.find(id);
+    if (it != waiters_.end()) {
+      it->second.watching = true;
+      return;
+    }
+  }
+  // Answered from a delivery while Add replayed history (its kUnwatch may have run already).
+  hub_->Remove(this, id);
+}
+
+bool LockWaiters::Take(int64_t id, Done* done, bool* watching) {
   absl::MutexLock lock(&mu_);
-  waiters_.at(id).watching = true;
+  auto it = waiters_.find(id);
+  if (it == waiters_.end()) return false;
+  *done = std::move(it->second.done);
+  *watching = it->second.watching;
+  waiters_.erase(it);
+  return true;
 }
 
 void LockWaiters::End(int64_t id, absl::StatusOr<int64_t> outcome) {
   Done done;
   bool watching;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = waiters_.find(id);
-    if (it == waiters_.end()) return;
-    done = std::move(it->second.done);
-    watching = it->second.watching;
-    waiters_.erase(it);
-  }
+  if (!Take(id, &done, &watching)) return;
   if (watching) hub_->Remove(this, id);
   done(std::move(outcome));
 }

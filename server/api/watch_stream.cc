@@ -1,6 +1,10 @@
 #include "server/api/watch_stream.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include <google/protobuf/io/coded_stream.h>
+#include <grpc/slice.h>
 #include <grpcpp/impl/codegen/proto_utils.h>
 
 #include "absl/strings/str_cat.h"
@@ -155,10 +159,6 @@ bool WatchStream::DeliverShared(const WatchSpec& spec, const SharedEvents& event
                                 int64_t revision) {
   absl::MutexLock lock(&mu_);
   if (cancelled_) return true;  // as in DeliverLocked
-  if (queue_.size() >= kMaxQueued) {
-    refused_ = true;
-    return false;
-  }
   const grpc::Slice& encoded = events.Encoded(spec.prev_kv);
   const size_t limit = FragmentLimit();
   if (spec.fragment && events.events().size() >= 2 && encoded.size() + 64 >= limit) {
@@ -169,23 +169,56 @@ bool WatchStream::DeliverShared(const WatchSpec& spec, const SharedEvents& event
     }
     return DeliverLocked(spec, std::move(copy), revision);
   }
-  // WatchResponse's fields in any order parse as one message: the watch id, the header (shared by
-  // this publish's responses on this stream) and the events (shared by every such watcher).
-  char id_field[1 + 10];  // a tag byte and a varint of at most 10 bytes
-  size_t id_size = 0;
+  return EnqueueEventsLocked(spec, revision, encoded, events.events().front().kv().mod_revision());
+}
+
+bool WatchStream::EnqueueEventsLocked(const WatchSpec& spec, int64_t revision,
+                                      const grpc::Slice& events, int64_t first_revision) {
+  // WatchResponse's fields in any order parse as one message, repeated ones appended: the watch
+  // id, the header (shared by this publish's responses on this stream) and the events (shared by
+  // every watcher that takes them all), as many events fields as joined.
+  const size_t header_part = spec.watch_id != 0 ? 1 : 0;
+  if (FullLocked()) {
+    refused_ = true;
+    return false;
+  }
+  if (auto open = open_.find(spec.watch_id); open != open_.end()) {
+    Pending& pending = queue_[open->second - written_];
+    revision = std::max(revision, pending.revision);
+    if (pending.size + events.size() <= kMaxMergedBytes &&
+        revision - pending.first_revision < WatchHub::kMaxRevisionsPerResponse) {
+      pending.revision = revision;
+      const grpc::Slice& header = HeaderFieldLocked(revision);
+      const size_t grown = header.size() - pending.parts[header_part].size() + events.size();
+      pending.size += grown;
+      ++pending.pieces;
+      ++queued_pieces_;
+      pending.parts[header_part] = header;
+      pending.parts.push_back(events);
+      return true;
+    }
+    open_.erase(open);  // full: the next response opens
+  }
+  Pending pending;
+  pending.watch_id = spec.watch_id;
+  pending.first_revision = first_revision;
+  pending.revision = revision;
   if (spec.watch_id != 0) {
+    char id_field[1 + 10];  // a tag byte and a varint of at most 10 bytes
     id_field[0] =
         static_cast<char>((etcdserverpb::WatchResponse::kWatchIdFieldNumber << 3) | 0);  // varint
     uint8_t* end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(
         static_cast<uint64_t>(spec.watch_id), reinterpret_cast<uint8_t*>(id_field + 1));
-    id_size = static_cast<size_t>(reinterpret_cast<char*>(end) - id_field);
+    pending.parts.emplace_back(id_field,
+                               static_cast<size_t>(reinterpret_cast<char*>(end) - id_field));
   }
-  grpc::Slice slices[3];
-  size_t count = 0;
-  if (id_size > 0) slices[count++] = grpc::Slice(id_field, id_size);
-  slices[count++] = HeaderFieldLocked(revision);
-  slices[count++] = encoded;
-  EnqueueBytesLocked(grpc::ByteBuffer(slices, count));
+  pending.parts.push_back(HeaderFieldLocked(revision));
+  pending.parts.push_back(events);
+  for (const auto& part : pending.parts) pending.size += part.size();
+  ++queued_pieces_;
+  queue_.push_back(std::move(pending));
+  open_[spec.watch_id] = written_ + queue_.size() - 1;
+  if (!writing_) WriteNextLocked();
   return true;
 }
 
@@ -207,14 +240,28 @@ const grpc::Slice& WatchStream::HeaderFieldLocked(int64_t revision) {
 bool WatchStream::DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event> events,
                                 int64_t revision) {
   if (cancelled_) return true;  // nobody to deliver to; the hub forgets us in OnDone
-  if (queue_.size() >= kMaxQueued) {
+  if (events.empty()) return true;
+  const size_t limit = FragmentLimit();
+  {
+    // A response holding just the events serialises to exactly the events fields.
+    etcdserverpb::WatchResponse holder;
+    for (auto& e : events) *holder.add_events() = std::move(e);
+    const size_t size = holder.ByteSizeLong();
+    // 64 bytes cover the header and the watch id.
+    if (!spec.fragment || holder.events_size() < 2 || size + 64 < limit) {
+      const int64_t first = holder.events(0).kv().mod_revision();
+      return EnqueueEventsLocked(spec, revision, grpc::Slice(holder.SerializeAsString()), first);
+    }
+    events.assign(std::make_move_iterator(holder.mutable_events()->begin()),
+                  std::make_move_iterator(holder.mutable_events()->end()));
+  }
+  if (FullLocked()) {
     refused_ = true;
     return false;
   }
   etcdserverpb::WatchResponse response = Response(spec.watch_id, revision);
   for (auto& e : events) *response.add_events() = std::move(e);
-  const size_t limit = FragmentLimit();
-  if (!spec.fragment || response.events_size() < 2 || response.ByteSizeLong() < limit) {
+  if (response.events_size() < 2 || response.ByteSizeLong() < limit) {
     EnqueueLocked(response);
     return true;
   }
@@ -245,7 +292,7 @@ bool WatchStream::DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event
 
 void WatchStream::Progress(int64_t watch_id, int64_t revision) {
   absl::MutexLock lock(&mu_);
-  if (queue_.size() >= kMaxQueued) return;  // a later notification will do
+  if (FullLocked()) return;  // a later notification will do
   EnqueueLocked(Response(watch_id, revision));
 }
 
@@ -284,16 +331,40 @@ void WatchStream::EnqueueLocked(const etcdserverpb::WatchResponse& response) {
 
 void WatchStream::EnqueueBytesLocked(grpc::ByteBuffer bytes) {
   if (cancelled_) return;
-  queue_.push_back(std::move(bytes));
+  // Nothing queued so far may take events any more: they would pass this response.
+  open_.clear();
+  Pending& pending = queue_.emplace_back();
+  pending.bytes = std::move(bytes);
+  ++queued_pieces_;
   if (!writing_) WriteNextLocked();
 }
 
 void WatchStream::WriteNextLocked() {
   writing_ = true;
+  Pending& next = queue_.front();
+  if (!next.parts.empty()) {  // an open response closes as its write starts
+    if (next.parts.size() <= kMaxParts) {
+      next.bytes = grpc::ByteBuffer(next.parts.data(), next.parts.size());
+    } else {
+      // Many small events fields: one copy here is cheaper than the transport writing each as a
+      // piece of its own (an iovec each, so many more sendmsg calls for the same bytes).
+      grpc_slice joined = grpc_slice_malloc(next.size);
+      uint8_t* out = GRPC_SLICE_START_PTR(joined);
+      for (const auto& part : next.parts) {
+        std::memcpy(out, part.begin(), part.size());
+        out += part.size();
+      }
+      grpc::Slice slice(joined, grpc::Slice::STEAL_REF);
+      next.bytes = grpc::ByteBuffer(&slice, 1);
+    }
+    next.parts.clear();
+    if (auto open = open_.find(next.watch_id); open != open_.end() && open->second == written_)
+      open_.erase(open);
+  }
   // With more responses queued behind this one, let gRPC hold it and send them together (one frame
   // write for many responses when a put fans out to many watchers of this stream); the last queued
   // response goes without the hint, which flushes the lot.
-  StartWrite(&queue_.front(),
+  StartWrite(&next.bytes,
              queue_.size() > 1 ? grpc::WriteOptions().set_buffer_hint() : grpc::WriteOptions());
 }
 
@@ -304,18 +375,20 @@ void WatchStream::OnWriteDone(bool ok) {
     writing_ = false;
     if (!ok) {
       cancelled_ = true;
-      queue_.clear();
+      DropQueuedLocked(/*keep_front=*/false);
       MaybeFinishLocked();
       return;
     }
+    queued_pieces_ -= queue_.front().pieces;
     queue_.pop_front();
+    ++written_;
     if (cancelled_) {
-      queue_.clear();
+      DropQueuedLocked(/*keep_front=*/false);
     } else {
       if (!queue_.empty()) WriteNextLocked();
       // Refused watchers are caught up while half the queue is still to go, so the stream keeps
       // writing while the hub reads their history.
-      if (refused_ && queue_.size() <= kMaxQueued / 2) {
+      if (refused_ && queued_pieces_ <= kMaxQueued / 2) {
         refused_ = false;
         catch_up = true;
       }
@@ -335,17 +408,24 @@ void WatchStream::End(grpc::Status status) {
   if (cancelled_) return;
   cancelled_ = true;
   final_status_ = std::move(status);
-  queue_.erase(writing_ ? queue_.begin() + 1 : queue_.begin(), queue_.end());
+  DropQueuedLocked(/*keep_front=*/writing_);
   MaybeFinishLocked();
 }
 
 void WatchStream::OnCancel() {
   absl::MutexLock lock(&mu_);
   cancelled_ = true;
-  // The front response may be in the middle of a write; it must live until OnWriteDone.
-  queue_.erase(writing_ ? queue_.begin() + 1 : queue_.begin(), queue_.end());
+  DropQueuedLocked(/*keep_front=*/writing_);
   MaybeFinishLocked();
 }
+
+void WatchStream::DropQueuedLocked(bool keep_front) {
+  open_.clear();
+  queue_.erase(keep_front ? queue_.begin() + 1 : queue_.begin(), queue_.end());
+  queued_pieces_ = queue_.empty() ? 0 : queue_.front().pieces;
+}
+
+bool WatchStream::FullLocked() const { return queued_pieces_ >= kMaxQueued; }
 
 void WatchStream::MaybeFinishLocked() {
   if (finished_ || writing_ || !cancelled_) return;

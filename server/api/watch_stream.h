@@ -1,12 +1,19 @@
 // One Watch stream: creates and cancels watchers on request, and writes their responses in order.
-// Responses queue per stream; past kMaxQueued the hub stops delivering and replays from history
-// once the queue has half drained. A client's half-close leaves the stream open, as etcd's does,
-// until the client cancels it.
+// Responses queue per stream; past kMaxQueued pieces (responses, or deliveries joined into one)
+// the hub stops delivering and replays from history once half of them are written. While a
+// watcher's events response waits in the queue, its later events join that response (up to
+// kMaxMergedBytes) rather than queue a response each: a stream that cannot keep up writes and the
+// client reads fewer, fuller messages, as etcd's catch-up sends. Each watcher still gets its events
+// once, in order; a response of any other kind (created, cancelled, progress) ends the joining, so
+// no event passes a progress notification or overtakes what was queued before it for its watcher. A
+// client's half-close leaves the stream open, as etcd's does, until the client cancels it.
 #pragma once
 
 #include <deque>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "etcdserverpb/rpc.pb.h"
@@ -45,6 +52,23 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
 
  private:
   static constexpr size_t kMaxQueued = 1024;
+  // Far below the fragment limit (which is at least kGrpcOverheadBytes) and gRPC's default 4 MiB
+  // receive limit; large enough that per-message costs vanish.
+  static constexpr size_t kMaxMergedBytes = 32 * 1024;
+  // A response of more parts than this is copied into one piece before it is written.
+  static constexpr size_t kMaxParts = 8;
+  // A queued response. An events response not yet being written is open: `parts` (its watch id,
+  // header and events fields, which concatenate to one WatchResponse) may still grow. Any other
+  // is `bytes`.
+  struct Pending {
+    grpc::ByteBuffer bytes;
+    std::vector<grpc::Slice> parts;
+    int64_t watch_id = 0;
+    int64_t first_revision = 0;  // of its events
+    int64_t revision = 0;        // its header's
+    size_t size = 0;             // of `parts`
+    size_t pieces = 1;           // deliveries it holds
+  };
   void HandleCreate(const etcdserverpb::WatchCreateRequest& create);
   // Whether the stream's user may read what `create` watches (always, while auth is disabled).
   [[nodiscard]] absl::Status CheckPermitted(const etcdserverpb::WatchCreateRequest& create) const;
@@ -54,6 +78,11 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
   void HandleCancel(int64_t watch_id);
   bool DeliverLocked(const WatchSpec& spec, std::vector<mvccpb::Event> events, int64_t revision)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues `events` (encoded as WatchResponse's events field; all of revisions from
+  // `first_revision` to `revision`) for `spec`'s watcher, joining its open response when there is
+  // room. False when a new response was needed and the queue is full.
+  bool EnqueueEventsLocked(const WatchSpec& spec, int64_t revision, const grpc::Slice& events,
+                           int64_t first_revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Enqueue(const etcdserverpb::WatchResponse& response);
   void EnqueueLocked(const etcdserverpb::WatchResponse& response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -63,6 +92,13 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
   const grpc::Slice& HeaderFieldLocked(int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Past kMaxQueued pieces: nothing is queued or joined until half of them are written. A joined
+  // delivery counts as a response would, so a stream that cannot keep up goes over to catching
+  // up from history (one piece per watcher for many revisions) as soon as it did before joining.
+  bool FullLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops every queued response but, with `keep_front`, the one being written (it must live until
+  // OnWriteDone).
+  void DropQueuedLocked(bool keep_front) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the stream with `status` once the response being written, if any, is out; drops the rest.
   void End(grpc::Status status);
   // etcd splits a response for a watcher that accepts fragments once it reaches this size.
@@ -76,7 +112,12 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
   grpc::ByteBuffer request_bytes_;
   etcdserverpb::WatchRequest request_;
   absl::Mutex mu_;
-  std::deque<grpc::ByteBuffer> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  size_t queued_pieces_ ABSL_GUARDED_BY(mu_) = 0;  // the pieces of queue_'s responses
+  // Responses written: queue_[i] is response number written_ + i.
+  uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
+  // Watch id → the number of its open response. Ids absent have none.
+  absl::flat_hash_map<int64_t, uint64_t> open_ ABSL_GUARDED_BY(mu_);
   etcdserverpb::ResponseHeader header_ ABSL_GUARDED_BY(mu_);  // what header_field_ encodes
   grpc::Slice header_field_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;

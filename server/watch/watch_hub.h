@@ -165,6 +165,10 @@ class WatchHub {
   };
   Stats stats() const;
 
+  // The most revisions one response holds (etcd's watchBatchMaxRevs), so that a client with a
+  // receive limit can follow a long history.
+  static constexpr int kMaxRevisionsPerResponse = 1000;
+
  private:
   struct Watcher {
     WatchSpec spec;
@@ -175,8 +179,7 @@ class WatchHub {
     bool idle = true;        // no event sent since the last progress notification
     uint64_t collected = 0;  // the last WatchersOfKeysLocked call that listed it
   };
-  static constexpr int kMaxRevisionsPerResponse = 1000;  // etcd's watchBatchMaxRevs
-  static constexpr int kStreamsServedFirst = 4;          // by Publish, before its `midway`
+  static constexpr int kStreamsServedFirst = 4;  // by Publish, before its `midway`
   // A stream's watchers, by watch id. Node-based: the index points at them.
   using SinkWatchers = absl::node_hash_map<int64_t, Watcher>;
   bool Matches(const Watcher& w, const mvccpb::Event& event) const;

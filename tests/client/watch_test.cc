@@ -570,6 +570,49 @@ TEST(ClientTest, WatchersOfOneFullStreamAreCaughtUpEachWithItsOwnView) {
   }
 }
 
+TEST(ClientTest, AStreamThatFallsBehindJoinsEachWatchersLaterEventsIntoOneResponse) {
+  TestServer server;
+  auto client = Connect({server.endpoint()});
+  RawWatchStream raw(server.endpoint());
+  constexpr int kWatchers = 40;
+  constexpr int kPuts = 20;
+  for (int i = 0; i < kWatchers; ++i) {
+    ASSERT_TRUE(raw.Create("j/", PrefixEnd("j/"), i + 1));
+    etcdserverpb::WatchResponse created;
+    ASSERT_TRUE(raw.stream->Read(&created));
+    ASSERT_TRUE(created.created());
+  }
+  // A MiB for each watcher, 40 MiB in all, which no flow-control window takes while the client
+  // reads nothing: the stream stays behind through the small puts.
+  ASSERT_TRUE(client->Put("j/big", std::string(1 << 20, 'x')).ok());
+  std::vector<std::string> expected = {"PUT j/big"};
+  for (int i = 0; i < kPuts; ++i) {
+    ASSERT_TRUE(client->Put("j/k", std::to_string(i)).ok());
+    expected.push_back("PUT j/k=" + std::to_string(i));
+  }
+  std::map<int64_t, std::vector<std::string>> seen;
+  std::map<int64_t, int64_t> last_revision;
+  size_t total = 0;
+  int small_responses = 0;
+  etcdserverpb::WatchResponse response;
+  while (total < static_cast<size_t>(kWatchers) * expected.size() && raw.stream->Read(&response)) {
+    ASSERT_FALSE(response.created() || response.canceled()) << response.ShortDebugString();
+    if (response.events_size() > 0 && response.events(0).kv().key() == "j/k") ++small_responses;
+    for (const auto& e : response.events()) {
+      EXPECT_LE(e.kv().mod_revision(), response.header().revision());
+      EXPECT_GT(e.kv().mod_revision(), last_revision[response.watch_id()]);
+      last_revision[response.watch_id()] = e.kv().mod_revision();
+      seen[response.watch_id()].push_back(e.kv().key() == "j/big" ? "PUT j/big"
+                                                                  : "PUT j/k=" + e.kv().value());
+      ++total;
+    }
+  }
+  for (int i = 0; i < kWatchers; ++i) ASSERT_EQ(seen[i + 1], expected) << "watcher " << i + 1;
+  // Each watcher's small events joined the one response queued behind its big one: 40 responses,
+  // against 800 with a response per event.
+  EXPECT_LE(small_responses, 2 * kWatchers);
+}
+
 TEST(ClientTest, IdleWatchersGetProgressNotificationsWhenTheyAskForThem) {
   TestServer server({"--experimental-watch-progress-notify-interval=200ms"});
   auto client = Connect({server.endpoint()});

@@ -37,6 +37,7 @@ type result struct {
 	Violations int64            `json:"violations"`          // lock-handover: exclusion or revision-order breaches
 	Puts       int64            `json:"puts,omitempty"`      // watch-fanout: puts accepted
 	Delivered  float64          `json:"delivered,omitempty"` // watch-fanout: share of puts sent × watchers received
+	Responses  int64            `json:"responses,omitempty"` // watch-fanout: watch responses holding events (events ÷ this = batching)
 	// watch-fanout with --server-pids: the server's CPU from the first put to the end, its
 	// watchers' set-up left out.
 	ServerCPUSeconds float64 `json:"server_cpu_s,omitempty"`
@@ -235,7 +236,7 @@ func watchFanout(endpoint string, watchers, streams, conns, writers int, rate fl
 		defer cli.Close()
 	}
 	writer := clients[conns]
-	var events, lastReceipt int64
+	var events, responses, lastReceipt int64
 	created := make(chan struct{}, watchers)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -258,6 +259,9 @@ func watchFanout(endpoint string, watchers, streams, conns, writers int, rate fl
 					hist.add(received.Sub(time.Unix(0, sent)))
 				}
 				atomic.AddInt64(&events, int64(len(resp.Events)))
+				if len(resp.Events) > 0 {
+					atomic.AddInt64(&responses, 1)
+				}
 				atomic.StoreInt64(&lastReceipt, received.UnixNano())
 			}
 		}()
@@ -322,6 +326,7 @@ func watchFanout(endpoint string, watchers, streams, conns, writers int, rate fl
 	}
 	r.LatencyUs = map[string]int64{"p50": hist.at(0.5), "p90": hist.at(0.9), "p99": hist.at(0.99), "p999": hist.at(0.999), "max": hist.at(1)}
 	r.Puts = atomic.LoadInt64(&puts)
+	r.Responses = atomic.LoadInt64(&responses)
 	if expected > 0 {
 		r.Delivered = float64(delivered) / float64(expected)
 	}

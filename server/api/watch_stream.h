@@ -80,7 +80,7 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues `events` (encoded as WatchResponse's events field; all of revisions from
   // `first_revision` to `revision`) for `spec`'s watcher, joining its open response when there is
-  // room. False when a new response was needed and the queue is full.
+  // room. False, queuing nothing, while the queue is full (FullLocked).
   bool EnqueueEventsLocked(const WatchSpec& spec, int64_t revision, const grpc::Slice& events,
                            int64_t first_revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Enqueue(const etcdserverpb::WatchResponse& response);

@@ -1,10 +1,8 @@
 #include "server/api/watch_stream.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include <google/protobuf/io/coded_stream.h>
-#include <grpc/slice.h>
 #include <grpcpp/impl/codegen/proto_utils.h>
 
 #include "absl/strings/str_cat.h"
@@ -343,20 +341,7 @@ void WatchStream::WriteNextLocked() {
   writing_ = true;
   Pending& next = queue_.front();
   if (!next.parts.empty()) {  // an open response closes as its write starts
-    if (next.parts.size() <= kMaxParts) {
-      next.bytes = grpc::ByteBuffer(next.parts.data(), next.parts.size());
-    } else {
-      // Many small events fields: one copy here is cheaper than the transport writing each as a
-      // piece of its own (an iovec each, so many more sendmsg calls for the same bytes).
-      grpc_slice joined = grpc_slice_malloc(next.size);
-      uint8_t* out = GRPC_SLICE_START_PTR(joined);
-      for (const auto& part : next.parts) {
-        std::memcpy(out, part.begin(), part.size());
-        out += part.size();
-      }
-      grpc::Slice slice(joined, grpc::Slice::STEAL_REF);
-      next.bytes = grpc::ByteBuffer(&slice, 1);
-    }
+    next.bytes = grpc::ByteBuffer(next.parts.data(), next.parts.size());
     next.parts.clear();
     if (auto open = open_.find(next.watch_id); open != open_.end() && open->second == written_)
       open_.erase(open);

@@ -55,8 +55,6 @@ class WatchStream final : public AsyncBidiReactor, public WatchSink {
   // Far below the fragment limit (which is at least kGrpcOverheadBytes) and gRPC's default 4 MiB
   // receive limit; large enough that per-message costs vanish.
   static constexpr size_t kMaxMergedBytes = 32 * 1024;
-  // A response of more parts than this is copied into one piece before it is written.
-  static constexpr size_t kMaxParts = 8;
   // A queued response. An events response not yet being written is open: `parts` (its watch id,
   // header and events fields, which concatenate to one WatchResponse) may still grow. Any other
   // is `bytes`.
